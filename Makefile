@@ -1,0 +1,31 @@
+# simhash: PGXS build of the extension.
+#
+#   make && make install           build and install into the pg_config found
+#   make installcheck              pg_regress + isolation tests on a running server
+#   bash test/run_all.sh           everything, on a throwaway cluster (see README)
+
+MODULE_big = simhash
+OBJS = \
+	src/simhash.o \
+	src/hamming.o \
+	src/fingerprint.o \
+	src/fingerprint_sql.o
+
+EXTENSION = simhash
+DATA = $(wildcard sql/simhash--*.sql)
+
+REGRESS = type hamming fingerprint fingerprint_golden
+REGRESS_OPTS = --load-extension=simhash
+
+# Debian's libxxhash-dev: the header is compiled in (XXH_INLINE_ALL), so the
+# module has no runtime dependency and no exported xxHash symbols.
+PG_CPPFLAGS = -I$(srcdir)/src
+PG_CFLAGS = -Wextra
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+# The fingerprint inner loops (tokenizer, XXH3 on short inputs, bit voting)
+# gain from more aggressive inlining and vectorisation than PGXS's -O2.
+src/fingerprint.o: CFLAGS += -O3

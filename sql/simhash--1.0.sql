@@ -1,0 +1,187 @@
+/* simhash--1.0.sql: the simhash type, Hamming distance, fingerprints */
+
+-- complain if script is sourced in psql, rather than via CREATE EXTENSION
+\echo Use "CREATE EXTENSION simhash" to load this file. \quit
+
+--
+-- The type.  A fingerprint is an unsigned 64-bit value stored like int8.
+--
+CREATE TYPE simhash;
+
+CREATE FUNCTION simhash_in(cstring) RETURNS simhash
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_out(simhash) RETURNS cstring
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_recv(internal) RETURNS simhash
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_send(simhash) RETURNS bytea
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE TYPE simhash (
+	INPUT = simhash_in,
+	OUTPUT = simhash_out,
+	RECEIVE = simhash_recv,
+	SEND = simhash_send,
+	LIKE = pg_catalog.int8
+);
+
+COMMENT ON TYPE simhash IS '64-bit simhash fingerprint';
+
+--
+-- Casts.  bigint <-> simhash keep every bit (negative bigints are the
+-- fingerprints with the top bit set), so they need no function.
+--
+CREATE CAST (simhash AS pg_catalog.int8) WITHOUT FUNCTION;
+CREATE CAST (pg_catalog.int8 AS simhash) WITHOUT FUNCTION;
+
+CREATE FUNCTION simhash_to_bit(simhash) RETURNS pg_catalog.bit
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE CAST (simhash AS pg_catalog.bit) WITH FUNCTION simhash_to_bit(simhash);
+
+CREATE FUNCTION simhash_to_bytea(simhash) RETURNS pg_catalog.bytea
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE CAST (simhash AS pg_catalog.bytea) WITH FUNCTION simhash_to_bytea(simhash);
+
+--
+-- Comparison, in unsigned order, for the btree and hash operator classes.
+--
+CREATE FUNCTION simhash_eq(simhash, simhash) RETURNS pg_catalog.bool
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION simhash_ne(simhash, simhash) RETURNS pg_catalog.bool
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION simhash_lt(simhash, simhash) RETURNS pg_catalog.bool
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION simhash_le(simhash, simhash) RETURNS pg_catalog.bool
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION simhash_gt(simhash, simhash) RETURNS pg_catalog.bool
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION simhash_ge(simhash, simhash) RETURNS pg_catalog.bool
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION simhash_cmp(simhash, simhash) RETURNS pg_catalog.int4
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION simhash_sortsupport(internal) RETURNS pg_catalog.void
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_hash(simhash) RETURNS pg_catalog.int4
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION simhash_hash_extended(simhash, pg_catalog.int8) RETURNS pg_catalog.int8
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+
+CREATE OPERATOR = (
+	LEFTARG = simhash, RIGHTARG = simhash, PROCEDURE = simhash_eq,
+	COMMUTATOR = =, NEGATOR = <>,
+	RESTRICT = pg_catalog.eqsel, JOIN = pg_catalog.eqjoinsel,
+	HASHES, MERGES
+);
+CREATE OPERATOR <> (
+	LEFTARG = simhash, RIGHTARG = simhash, PROCEDURE = simhash_ne,
+	COMMUTATOR = <>, NEGATOR = =,
+	RESTRICT = pg_catalog.neqsel, JOIN = pg_catalog.neqjoinsel
+);
+CREATE OPERATOR < (
+	LEFTARG = simhash, RIGHTARG = simhash, PROCEDURE = simhash_lt,
+	COMMUTATOR = >, NEGATOR = >=,
+	RESTRICT = pg_catalog.scalarltsel, JOIN = pg_catalog.scalarltjoinsel
+);
+CREATE OPERATOR <= (
+	LEFTARG = simhash, RIGHTARG = simhash, PROCEDURE = simhash_le,
+	COMMUTATOR = >=, NEGATOR = >,
+	RESTRICT = pg_catalog.scalarlesel, JOIN = pg_catalog.scalarlejoinsel
+);
+CREATE OPERATOR > (
+	LEFTARG = simhash, RIGHTARG = simhash, PROCEDURE = simhash_gt,
+	COMMUTATOR = <, NEGATOR = <=,
+	RESTRICT = pg_catalog.scalargtsel, JOIN = pg_catalog.scalargtjoinsel
+);
+CREATE OPERATOR >= (
+	LEFTARG = simhash, RIGHTARG = simhash, PROCEDURE = simhash_ge,
+	COMMUTATOR = <=, NEGATOR = <,
+	RESTRICT = pg_catalog.scalargesel, JOIN = pg_catalog.scalargejoinsel
+);
+
+CREATE OPERATOR CLASS simhash_ops
+	DEFAULT FOR TYPE simhash USING btree AS
+		OPERATOR 1 <,
+		OPERATOR 2 <=,
+		OPERATOR 3 =,
+		OPERATOR 4 >=,
+		OPERATOR 5 >,
+		FUNCTION 1 simhash_cmp(simhash, simhash),
+		FUNCTION 2 simhash_sortsupport(internal);
+
+CREATE OPERATOR CLASS simhash_ops
+	DEFAULT FOR TYPE simhash USING hash AS
+		OPERATOR 1 =,
+		FUNCTION 1 simhash_hash(simhash),
+		FUNCTION 2 simhash_hash_extended(simhash, pg_catalog.int8);
+
+--
+-- Hamming distance.  The bigint forms serve fingerprints stored as bigint.
+--
+CREATE FUNCTION hamming_distance(simhash, simhash) RETURNS pg_catalog.int4
+	AS 'MODULE_PATHNAME', 'simhash_hamming_distance'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION hamming_distance(pg_catalog.int8, pg_catalog.int8) RETURNS pg_catalog.int4
+	AS 'MODULE_PATHNAME', 'simhash_hamming_distance'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+
+CREATE OPERATOR <-> (
+	LEFTARG = simhash, RIGHTARG = simhash, PROCEDURE = hamming_distance,
+	COMMUTATOR = <->
+);
+
+CREATE FUNCTION hamming_near(simhash, simhash, k pg_catalog.int4) RETURNS pg_catalog.bool
+	AS 'MODULE_PATHNAME', 'simhash_hamming_near'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION hamming_near(pg_catalog.int8, pg_catalog.int8, k pg_catalog.int4) RETURNS pg_catalog.bool
+	AS 'MODULE_PATHNAME', 'simhash_hamming_near'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+--
+-- Fingerprints.  The default feature scheme of simhash(text) is frozen: a
+-- stored fingerprint must stay reproducible (README, "The fingerprint
+-- algorithm"; test fingerprint_golden).
+--
+CREATE FUNCTION simhash(doc pg_catalog.text,
+						shingle pg_catalog.int4 DEFAULT 3,
+						weighting pg_catalog.text DEFAULT 'tf',
+						cjk pg_catalog.text DEFAULT 'unigram')
+	RETURNS simhash
+	AS 'MODULE_PATHNAME', 'simhash_text'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- varchar needs its own entry: simhash(varchar_column) would otherwise be
+-- read as a cast to the type simhash.
+CREATE FUNCTION simhash(doc pg_catalog.varchar,
+						shingle pg_catalog.int4 DEFAULT 3,
+						weighting pg_catalog.text DEFAULT 'tf',
+						cjk pg_catalog.text DEFAULT 'unigram')
+	RETURNS simhash
+	AS 'MODULE_PATHNAME', 'simhash_text'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION simhash_feature_count(doc pg_catalog.text,
+									  shingle pg_catalog.int4 DEFAULT 3,
+									  weighting pg_catalog.text DEFAULT 'tf',
+									  cjk pg_catalog.text DEFAULT 'unigram')
+	RETURNS pg_catalog.int8
+	AS 'MODULE_PATHNAME', 'simhash_text_feature_count'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION simhash_tokens(doc pg_catalog.text,
+							   cjk pg_catalog.text DEFAULT 'unigram')
+	RETURNS pg_catalog.text[]
+	AS 'MODULE_PATHNAME', 'simhash_text_tokens'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION simhash(features pg_catalog.text[]) RETURNS simhash
+	AS 'MODULE_PATHNAME', 'simhash_text_array'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION simhash(features pg_catalog.text[], weights pg_catalog.float4[])
+	RETURNS simhash
+	AS 'MODULE_PATHNAME', 'simhash_text_array_weighted'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION simhash(doc pg_catalog.tsvector) RETURNS simhash
+	AS 'MODULE_PATHNAME', 'simhash_tsvector'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;

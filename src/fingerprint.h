@@ -1,0 +1,77 @@
+/*-------------------------------------------------------------------------
+ *
+ * fingerprint.h
+ *		Charikar's simhash of text: tokenizer, feature hashing, bit voting.
+ *
+ * This module has no fmgr code: it turns UTF-8 bytes into a 64-bit value
+ * and can be reasoned about (and tested) on its own.  Everything here is
+ * part of the stored fingerprint format; see README.md, "The fingerprint
+ * algorithm", before changing any of it.
+ *
+ * IDENTIFICATION
+ *	  src/fingerprint.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SIMHASH_FINGERPRINT_H
+#define SIMHASH_FINGERPRINT_H
+
+#include "lib/stringinfo.h"
+
+/* How much each occurrence of a feature counts */
+typedef enum SimhashWeighting
+{
+	SIMHASH_WEIGHT_TF,			/* every occurrence votes 1 */
+	SIMHASH_WEIGHT_BINARY,		/* every distinct feature votes 1 */
+	SIMHASH_WEIGHT_LOG			/* distinct feature votes 1 + ln(count) */
+} SimhashWeighting;
+
+/* How runs of CJK ideographs and kana become tokens */
+typedef enum SimhashCjkMode
+{
+	SIMHASH_CJK_UNIGRAM,		/* each character is a token */
+	SIMHASH_CJK_BIGRAM			/* overlapping character pairs */
+} SimhashCjkMode;
+
+/* Limits of the shingle size */
+#define SIMHASH_MIN_SHINGLE		1
+#define SIMHASH_MAX_SHINGLE		8
+
+/* The feature scheme of one fingerprint */
+typedef struct SimhashConfig
+{
+	int			shingle;		/* tokens per feature */
+	SimhashWeighting weighting;
+	SimhashCjkMode cjk;
+} SimhashConfig;
+
+/*
+ * Vote accumulator: counts[i] unit votes had bit i set, out of unit_votes;
+ * weighted votes are summed, signed, in sums[].
+ */
+typedef struct SimhashVoter
+{
+	int64		counts[64];
+	int64		unit_votes;
+	bool		weighted;		/* any weighted votes (sums[] is valid)? */
+	double		sums[64];
+} SimhashVoter;
+
+/* Called once per token with its case-folded UTF-8 bytes */
+typedef void (*SimhashTokenCallback) (void *arg, const char *token, size_t len);
+
+extern void SimhashVoterInit(SimhashVoter *voter);
+extern void SimhashVoterAdd(SimhashVoter *voter, uint64 hash);
+extern void SimhashVoterAddBatch(SimhashVoter *voter, const uint64 *hashes,
+								 size_t n);
+extern void SimhashVoterAddWeighted(SimhashVoter *voter, uint64 hash,
+									double weight);
+extern uint64 SimhashVoterResult(SimhashVoter *voter);
+
+extern void SimhashTokenize(const char *text, size_t len, SimhashCjkMode cjk,
+							SimhashTokenCallback callback, void *arg);
+extern uint64 SimhashFeatureHash(const char *bytes, size_t len);
+extern uint64 SimhashOfText(const char *text, size_t len,
+							const SimhashConfig *config, int64 *nfeatures);
+
+#endif							/* SIMHASH_FINGERPRINT_H */

@@ -1,0 +1,285 @@
+/*-------------------------------------------------------------------------
+ *
+ * fingerprint_sql.c
+ *		SQL functions that compute fingerprints: simhash(text, ...),
+ *		simhash(text[]), simhash(text[], real[]), simhash(tsvector), and the
+ *		helpers simhash_tokens() and simhash_feature_count().
+ *
+ * Fingerprints must not depend on the database encoding, so every string is
+ * hashed as UTF-8: text from a database in another encoding is converted
+ * first.  (In a SQL_ASCII database bytes are taken as they are; bytes that
+ * are not UTF-8 act as separators.)
+ *
+ * IDENTIFICATION
+ *	  src/fingerprint_sql.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "mb/pg_wchar.h"
+#include "tsearch/ts_type.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+
+#include "fingerprint.h"
+#include "simhash.h"
+
+PG_FUNCTION_INFO_V1(simhash_text);
+PG_FUNCTION_INFO_V1(simhash_text_feature_count);
+PG_FUNCTION_INFO_V1(simhash_text_tokens);
+PG_FUNCTION_INFO_V1(simhash_text_array);
+PG_FUNCTION_INFO_V1(simhash_text_array_weighted);
+PG_FUNCTION_INFO_V1(simhash_tsvector);
+
+/* The bytes of a string as UTF-8, converting from the database encoding */
+static const char *
+string_as_utf8(const char *s, int len, size_t *utf8_len)
+{
+	int			encoding = GetDatabaseEncoding();
+	const char *converted;
+
+	if (encoding == PG_UTF8 || encoding == PG_SQL_ASCII)
+	{
+		*utf8_len = len;
+		return s;
+	}
+	converted = (const char *) pg_do_encoding_conversion((unsigned char *) s,
+														  len, encoding,
+														  PG_UTF8);
+	*utf8_len = (converted == s) ? (size_t) len : strlen(converted);
+	return converted;
+}
+
+/* Report an option value that is not one of the accepted words */
+static void
+invalid_option(const char *name, const char *value, const char *valid)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("invalid value for parameter \"%s\": \"%s\"", name, value),
+			 errhint("Valid values are %s.", valid)));
+}
+
+/* Does a text argument equal this word?  (No palloc: called per row.) */
+static inline bool
+text_equals(text *t, const char *word)
+{
+	size_t		len = strlen(word);
+
+	return VARSIZE_ANY_EXHDR(t) == len && memcmp(VARDATA_ANY(t), word, len) == 0;
+}
+
+/* Parse the cjk option */
+static SimhashCjkMode
+parse_cjk(text *cjk)
+{
+	if (text_equals(cjk, "unigram"))
+		return SIMHASH_CJK_UNIGRAM;
+	if (text_equals(cjk, "bigram"))
+		return SIMHASH_CJK_BIGRAM;
+	invalid_option("cjk", text_to_cstring(cjk), "\"unigram\" and \"bigram\"");
+	return SIMHASH_CJK_UNIGRAM; /* keep compiler quiet */
+}
+
+/* Build a feature scheme from the optional arguments 1..3 of the call */
+static void
+config_from_args(FunctionCallInfo fcinfo, SimhashConfig *config)
+{
+	int32		shingle = PG_GETARG_INT32(1);
+	text	   *weighting = PG_GETARG_TEXT_PP(2);
+
+	if (shingle < SIMHASH_MIN_SHINGLE || shingle > SIMHASH_MAX_SHINGLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("shingle size %d is out of range", shingle),
+				 errdetail("The shingle size must be between %d and %d.",
+						   SIMHASH_MIN_SHINGLE, SIMHASH_MAX_SHINGLE)));
+	config->shingle = shingle;
+
+	if (text_equals(weighting, "tf"))
+		config->weighting = SIMHASH_WEIGHT_TF;
+	else if (text_equals(weighting, "binary"))
+		config->weighting = SIMHASH_WEIGHT_BINARY;
+	else if (text_equals(weighting, "log"))
+		config->weighting = SIMHASH_WEIGHT_LOG;
+	else
+		invalid_option("weighting", text_to_cstring(weighting),
+					   "\"tf\", \"binary\" and \"log\"");
+
+	config->cjk = parse_cjk(PG_GETARG_TEXT_PP(3));
+}
+
+/* simhash(text, shingle, weighting, cjk) */
+Datum
+simhash_text(PG_FUNCTION_ARGS)
+{
+	text	   *doc = PG_GETARG_TEXT_PP(0);
+	SimhashConfig config;
+	const char *utf8;
+	size_t		len;
+
+	config_from_args(fcinfo, &config);
+	utf8 = string_as_utf8(VARDATA_ANY(doc), VARSIZE_ANY_EXHDR(doc), &len);
+	PG_RETURN_SIMHASH(SimhashOfText(utf8, len, &config, NULL));
+}
+
+/* simhash_feature_count(text, shingle, weighting, cjk): features voting */
+Datum
+simhash_text_feature_count(PG_FUNCTION_ARGS)
+{
+	text	   *doc = PG_GETARG_TEXT_PP(0);
+	SimhashConfig config;
+	const char *utf8;
+	size_t		len;
+	int64		nfeatures;
+
+	config_from_args(fcinfo, &config);
+	utf8 = string_as_utf8(VARDATA_ANY(doc), VARSIZE_ANY_EXHDR(doc), &len);
+	(void) SimhashOfText(utf8, len, &config, &nfeatures);
+	PG_RETURN_INT64(nfeatures);
+}
+
+typedef struct TokenCollector
+{
+	ArrayBuildState *astate;
+} TokenCollector;
+
+/* Token callback of simhash_tokens: convert back and collect */
+static void
+collect_token(void *arg, const char *token, size_t len)
+{
+	TokenCollector *tc = (TokenCollector *) arg;
+	char	   *server = pg_any_to_server(token, (int) len, PG_UTF8);
+	text	   *t = cstring_to_text_with_len(server,
+											 server == token ? (int) len : (int) strlen(server));
+
+	tc->astate = accumArrayResult(tc->astate, PointerGetDatum(t), false,
+								  TEXTOID, CurrentMemoryContext);
+}
+
+/* simhash_tokens(text, cjk): the tokens the default tokenizer sees */
+Datum
+simhash_text_tokens(PG_FUNCTION_ARGS)
+{
+	text	   *doc = PG_GETARG_TEXT_PP(0);
+	SimhashCjkMode cjk = parse_cjk(PG_GETARG_TEXT_PP(1));
+	TokenCollector tc;
+	const char *utf8;
+	size_t		len;
+
+	tc.astate = initArrayResult(TEXTOID, CurrentMemoryContext, false);
+	utf8 = string_as_utf8(VARDATA_ANY(doc), VARSIZE_ANY_EXHDR(doc), &len);
+	SimhashTokenize(utf8, len, cjk, collect_token, &tc);
+	PG_RETURN_DATUM(makeArrayResult(tc.astate, CurrentMemoryContext));
+}
+
+/* Hash one text element of a feature array */
+static uint64
+text_datum_hash(Datum d)
+{
+	text	   *t = DatumGetTextPP(d);
+	const char *utf8;
+	size_t		len;
+
+	utf8 = string_as_utf8(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), &len);
+	return SimhashFeatureHash(utf8, len);
+}
+
+/* simhash(text[]): every non-NULL element is a feature of weight 1 */
+Datum
+simhash_text_array(PG_FUNCTION_ARGS)
+{
+	ArrayType  *features = PG_GETARG_ARRAYTYPE_P(0);
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n,
+				i;
+	SimhashVoter voter;
+
+	deconstruct_array(features, TEXTOID, -1, false, TYPALIGN_INT,
+					  &elems, &nulls, &n);
+	SimhashVoterInit(&voter);
+	for (i = 0; i < n; i++)
+	{
+		if (!nulls[i])
+			SimhashVoterAdd(&voter, text_datum_hash(elems[i]));
+	}
+	PG_RETURN_SIMHASH(SimhashVoterResult(&voter));
+}
+
+/* simhash(text[], real[]): element i is a feature of weight weights[i] */
+Datum
+simhash_text_array_weighted(PG_FUNCTION_ARGS)
+{
+	ArrayType  *features = PG_GETARG_ARRAYTYPE_P(0);
+	ArrayType  *weights = PG_GETARG_ARRAYTYPE_P(1);
+	Datum	   *felems,
+			   *welems;
+	bool	   *fnulls,
+			   *wnulls;
+	int			nf,
+				nw,
+				i;
+	SimhashVoter voter;
+
+	deconstruct_array(features, TEXTOID, -1, false, TYPALIGN_INT,
+					  &felems, &fnulls, &nf);
+	deconstruct_array(weights, FLOAT4OID, sizeof(float4), true,
+					  TYPALIGN_INT, &welems, &wnulls, &nw);
+	if (nf != nw)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("feature and weight arrays must have the same length"),
+				 errdetail("There are %d features and %d weights.", nf, nw)));
+
+	SimhashVoterInit(&voter);
+	for (i = 0; i < nf; i++)
+	{
+		float4		w;
+
+		if (fnulls[i] || wnulls[i])
+			continue;
+		w = DatumGetFloat4(welems[i]);
+		if (isnan(w) || isinf(w))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("weight of feature \"%s\" is not a finite number: %s",
+							TextDatumGetCString(felems[i]),
+							isnan(w) ? "NaN" : (w > 0 ? "Infinity" : "-Infinity"))));
+		SimhashVoterAddWeighted(&voter, text_datum_hash(felems[i]), w);
+	}
+	PG_RETURN_SIMHASH(SimhashVoterResult(&voter));
+}
+
+/* simhash(tsvector): lexemes are features, weighted by their positions */
+Datum
+simhash_tsvector(PG_FUNCTION_ARGS)
+{
+	TSVector	tsv = PG_GETARG_TSVECTOR(0);
+	WordEntry  *entries = ARRPTR(tsv);
+	char	   *lexemes = STRPTR(tsv);
+	SimhashVoter voter;
+	int			i;
+
+	SimhashVoterInit(&voter);
+	for (i = 0; i < tsv->size; i++)
+	{
+		WordEntry  *we = &entries[i];
+		const char *utf8;
+		size_t		len;
+		uint64		hash;
+		int			npos = we->haspos ? POSDATALEN(tsv, we) : 1;
+
+		utf8 = string_as_utf8(lexemes + we->pos, we->len, &len);
+		hash = SimhashFeatureHash(utf8, len);
+		if (npos == 1)
+			SimhashVoterAdd(&voter, hash);
+		else
+			SimhashVoterAddWeighted(&voter, hash, (double) npos);
+	}
+	PG_RETURN_SIMHASH(SimhashVoterResult(&voter));
+}

@@ -1,0 +1,114 @@
+# tools/common.sh: shared steps of test/run_all.sh, the demo and benchmarks.
+#
+# Sourced, not run.  Provides:
+#   simhash_install_deps     Debian packages the build, tests and demo need
+#   simhash_build_install    build with warnings as errors, install
+#   simhash_cluster_start    throwaway cluster in a temporary directory,
+#                            listening only on a private Unix socket;
+#                            exports PGHOST, PGPORT, PGUSER, PGDATABASE
+#   simhash_cluster_stop     stop it and delete it (also run on exit)
+#   simhash_as_pg CMD...     run CMD as the cluster's owner
+#   simhash_load_corpus TABLE  apt's package descriptions into TABLE
+
+SIMHASH_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+PG_BINDIR=/usr/lib/postgresql/15/bin
+export PATH="$PG_BINDIR:$PATH"
+
+# initdb refuses to run as root: as root, the cluster belongs to "postgres".
+simhash_as_pg() {
+	if [ "$(id -u)" = 0 ]; then
+		runuser -u postgres -- "$@"
+	else
+		"$@"
+	fi
+}
+
+simhash_install_deps() {
+	local pkgs="postgresql-15 postgresql-server-dev-15 libxxhash-dev make gcc lz4 libipc-run-perl"
+	local missing="" p
+	for p in $pkgs; do
+		dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+	done
+	# The demo and the quality evaluation read apt's English descriptions,
+	# which Debian's container images switch off (Acquire::Languages "none").
+	if [ -z "$missing" ] && ls /var/lib/apt/lists/*_main_i18n_Translation-en.lz4 >/dev/null 2>&1; then
+		return 0
+	fi
+	if [ "$(id -u)" != 0 ]; then
+		echo "missing Debian packages:$missing (run as root to install them)" >&2
+		[ -z "$missing" ] && return 0
+		return 1
+	fi
+	echo "== installing Debian packages:${missing:- (none)}; fetching package descriptions"
+	apt-get update -qq -o Acquire::Languages=en
+	if [ -n "$missing" ]; then
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
+	fi
+}
+
+simhash_build_install() {
+	echo "== building (warnings are errors) and installing"
+	make -C "$SIMHASH_ROOT" -s clean
+	make -C "$SIMHASH_ROOT" -s COPT=-Werror
+	make -C "$SIMHASH_ROOT" -s install >/dev/null
+}
+
+simhash_cluster_stop() {
+	if [ -n "${SIMHASH_PGDATA:-}" ] && [ -d "$SIMHASH_PGDATA" ]; then
+		simhash_as_pg pg_ctl -D "$SIMHASH_PGDATA" -m immediate -w stop >/dev/null 2>&1 || true
+		rm -rf "$SIMHASH_TMP"
+	fi
+	SIMHASH_PGDATA=
+}
+
+simhash_cluster_start() {
+	SIMHASH_TMP=$(mktemp -d /tmp/simhash-cluster.XXXXXX)
+	chmod 755 "$SIMHASH_TMP"
+	SIMHASH_PGDATA=$SIMHASH_TMP/data
+	mkdir "$SIMHASH_TMP/socket"
+	[ "$(id -u)" = 0 ] && chown postgres: "$SIMHASH_TMP" "$SIMHASH_TMP/socket"
+	trap simhash_cluster_stop EXIT
+	simhash_as_pg initdb -D "$SIMHASH_PGDATA" -U postgres -A trust -E UTF8 \
+		--locale=C.UTF-8 >"$SIMHASH_TMP/initdb.log" 2>&1 ||
+		{ cat "$SIMHASH_TMP/initdb.log"; return 1; }
+	cat >>"$SIMHASH_PGDATA/postgresql.conf" <<-CONF
+		listen_addresses = ''
+		unix_socket_directories = '$SIMHASH_TMP/socket'
+		port = 54329
+		fsync = off
+		shared_buffers = 512MB
+		max_wal_size = 4GB
+		work_mem = 64MB
+		maintenance_work_mem = 1GB
+		${SIMHASH_EXTRA_CONF:-}
+	CONF
+	simhash_as_pg pg_ctl -D "$SIMHASH_PGDATA" -l "$SIMHASH_TMP/server.log" -w start >/dev/null
+	export PGHOST=$SIMHASH_TMP/socket PGPORT=54329 PGUSER=postgres PGDATABASE=postgres
+	echo "== throwaway cluster running in $SIMHASH_PGDATA"
+}
+
+# Load apt's English package descriptions into a table (package, body).
+simhash_load_corpus() {
+	local table=$1
+	psql -q -v ON_ERROR_STOP=1 -c "CREATE TABLE $table (id serial PRIMARY KEY, package text, body text)"
+	# One record per package: "Description-en:" starts the synopsis, lines
+	# beginning with a space continue it, " ." is an empty line.
+	lz4cat /var/lib/apt/lists/*_main_i18n_Translation-en.lz4 | python3 -c '
+import sys, csv
+w = csv.writer(sys.stdout)
+pkg, body, seen = None, None, set()
+def flush():
+    if pkg is not None and body is not None and pkg not in seen:
+        seen.add(pkg)
+        w.writerow([pkg, "\n".join(body)])
+for line in sys.stdin:
+    line = line.rstrip("\n")
+    if line.startswith("Package: "):
+        flush(); pkg, body = line[9:], None
+    elif line.startswith("Description-en: "):
+        body = [line[16:]]
+    elif line.startswith(" ") and body is not None:
+        body.append("" if line == " ." else line[1:])
+flush()
+' | psql -q -v ON_ERROR_STOP=1 -c "\\copy $table (package, body) FROM STDIN WITH (FORMAT csv)"
+}
