@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Find and print groups of near-duplicate documents in table docs.
+
+Expects docs(id, package, body) and psql on PATH pointing at the server.
+Identical texts are trivial duplicates: they are collapsed first (and
+counted).  Every distinct text is fingerprinted, all pairs within Hamming
+distance k are found, and the largest groups are printed: each group is a
+text together with every text within distance k of it, chosen greedily,
+largest first, so that no text is shown twice.
+"""
+import argparse
+import csv
+import io
+import subprocess
+import time
+from collections import defaultdict
+
+
+def psql(sql):
+    out = subprocess.run(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "--csv", "-c", sql],
+                         text=True, capture_output=True, check=True).stdout
+    rows = list(csv.reader(io.StringIO(out)))
+    return rows[1:] if rows else []
+
+
+def timed(label, sql):
+    t0 = time.time()
+    rows = psql(sql)
+    print(f"   {label}: {time.time() - t0:.2f} s")
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--k", type=int, default=3)
+    ap.add_argument("--groups", type=int, default=8)
+    args = ap.parse_args()
+    k = args.k
+
+    n, mb = psql("SELECT count(*), round(sum(octet_length(body)) / 1e6, 1) FROM docs")[0]
+    print(f"   {n} descriptions, {mb} MB of text")
+    psql("CREATE TABLE texts AS SELECT min(id) AS id, body, count(*) AS copies, "
+         "(array_agg(package ORDER BY package))[1] AS package FROM docs GROUP BY body")
+    nt = psql("SELECT count(*) FROM texts")[0][0]
+    print(f"   {nt} distinct texts ({int(n) - int(nt)} exact copies set aside)")
+
+    print("== fingerprinting")
+    timed("UPDATE texts SET fp = simhash(body)",
+          "ALTER TABLE texts ADD COLUMN fp simhash; UPDATE texts SET fp = simhash(body)")
+
+    # Pigeonhole: two 64-bit fingerprints within distance 3 agree on at least
+    # one of their four 16-bit quarters, so joining on equal quarters finds
+    # every candidate pair; hamming_near() then keeps the true ones.
+    print(f"== finding all pairs within Hamming distance {k}")
+    blocks = k + 1
+    width = 64 // blocks
+    chunk = " , ".join(
+        f"((fp::bigint >> {i * width}) & {(1 << width) - 1}) AS c{i}" for i in range(blocks))
+    psql(f"CREATE TABLE chunks AS SELECT id, fp, {chunk} FROM texts")
+    psql("ANALYZE chunks; ANALYZE texts")
+    union = " UNION ".join(
+        f"SELECT a.id AS a, b.id AS b FROM chunks a JOIN chunks b ON a.c{i} = b.c{i} AND a.id < b.id"
+        for i in range(blocks))
+    timed("pairs (join on equal blocks + hamming_near)",
+          f"CREATE TABLE pairs AS SELECT p.a, p.b, da.fp <-> db.fp AS d "
+          f"FROM ({union}) p JOIN texts da ON da.id = p.a JOIN texts db ON db.id = p.b "
+          f"WHERE hamming_near(da.fp, db.fp, {k})")
+    stats = psql("SELECT count(*), count(*) FILTER (WHERE d = 0) FROM pairs")[0]
+    print(f"   {stats[0]} pairs of distinct texts within distance {k} "
+          f"({stats[1]} of them at distance 0)")
+
+    pairs = psql("SELECT a, b, d FROM pairs")
+    neighbours = defaultdict(dict)
+    for a, b, d in pairs:
+        neighbours[int(a)][int(b)] = int(d)
+        neighbours[int(b)][int(a)] = int(d)
+    docs = {int(i): (p + (f" (+{int(c) - 1} identical)" if int(c) > 1 else ""), s) for i, p, c, s in psql(
+        "SELECT id, package, copies, split_part(body, E'\\n', 1) FROM texts "
+        "WHERE id IN (SELECT a FROM pairs UNION SELECT b FROM pairs)")}
+
+    print(f"== the {args.groups} largest groups of near-duplicate descriptions")
+    shown = set()
+    order = sorted(neighbours, key=lambda i: (-len(neighbours[i]), i))
+    groups = 0
+    for centre in order:
+        if groups == args.groups:
+            break
+        if centre in shown:
+            continue
+        members = [(d, m) for m, d in neighbours[centre].items() if m not in shown]
+        if not members:
+            continue
+        groups += 1
+        shown.add(centre)
+        members.sort(key=lambda x: (x[0], docs[x[1]][0]))
+        print(f"\n-- group {groups}: {len(members) + 1} near-identical texts")
+        print(f"   d=0  {docs[centre][0]:40s} {docs[centre][1][:60]}")
+        for d, m in members[:12]:
+            shown.add(m)
+            print(f"   d={d}  {docs[m][0]:40s} {docs[m][1][:60]}")
+        for d, m in members[12:]:
+            shown.add(m)
+        if len(members) > 12:
+            print(f"   ... and {len(members) - 12} more")
+
+
+if __name__ == "__main__":
+    main()

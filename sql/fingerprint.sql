@@ -1,0 +1,121 @@
+--
+-- Fingerprints of text, arrays and tsvectors: behaviour, options, errors.
+-- (The frozen values themselves are in fingerprint_golden.)
+--
+
+-- the tokenizer: Unicode case folding, fullwidth forms, CJK as single
+-- characters, punctuation and symbols separate, marks stay in words
+SELECT simhash_tokens(text 'Hello, World! ÉCOLE Straße ΣΊΣΥΦΟΣ don''t e-mail 3.14');
+SELECT simhash_tokens(text 'ＡＢＣ１２３　ｄｅｆ，ghi');
+SELECT simhash_tokens(text '妈妈喊你来吃饭。我们abc123吃饭');
+SELECT simhash_tokens(text '妈妈喊你来吃饭。我们abc123吃饭', cjk => 'bigram');
+SELECT simhash_tokens(text 'カタカナ・テスト ひらがな 한국어 텍스트 ภาษาไทย');
+SELECT simhash_tokens(text 'naïve café', cjk => 'bigram'), simhash_tokens(text 'nai' || chr(776) || 've');
+SELECT simhash_tokens(text 'tab	newline
+emoji😀between ∑ symbols © ® ™ ok');
+SELECT simhash_tokens(text ''), simhash_tokens(text '  ,.;  ');
+
+-- case and width do not change a fingerprint; word order and content do
+SELECT simhash(text 'The Quick Brown Fox') = simhash(text 'the quick brown fox') AS case_folded,
+       simhash(text 'ＴＨＥ　ＱＵＩＣＫ　ＢＲＯＷＮ　ＦＯＸ') = simhash(text 'the quick brown fox') AS width_folded,
+       simhash(text 'the quick, brown... fox!') = simhash(text 'the quick brown fox') AS punctuation_ignored,
+       simhash(text 'the quick brown fox') <> simhash(text 'fox brown quick the') AS order_matters;
+
+-- near-duplicates come out close, unrelated texts far apart
+SELECT simhash(a) <-> simhash(b) AS near_copy
+  FROM (SELECT string_agg('word' || g, ' ') AS a,
+               string_agg(CASE WHEN g = 50 THEN 'changed' ELSE 'word' || g END, ' ') AS b
+          FROM generate_series(1, 100) g) s;
+SELECT (simhash(a) <-> simhash(b)) BETWEEN 16 AND 48 AS unrelated_far
+  FROM (SELECT string_agg('alpha' || g, ' ') AS a, string_agg('beta' || g, ' ') AS b
+          FROM generate_series(1, 100) g) s;
+-- the short Chinese example of the source documents: one character changed
+SELECT simhash(text '妈妈喊你来吃饭') <-> simhash(text '妈妈叫你来吃饭') AS chinese_one_char;
+SELECT simhash(text '妈妈喊你来吃饭') <-> simhash(text '今天天气很好我们去公园') AS chinese_unrelated;
+
+-- options: every knob changes the fingerprint
+SELECT count(DISTINCT fp) AS distinct_schemes FROM (
+  SELECT simhash(text 'a b c d e f g a b c', shingle => s, weighting => w, cjk => c) AS fp
+    FROM generate_series(1, 4) s, unnest(ARRAY['tf', 'binary', 'log']) w,
+         unnest(ARRAY['unigram']) c) x;
+SELECT simhash(text '中文文本', cjk => 'unigram') <> simhash(text '中文文本', cjk => 'bigram') AS cjk_option;
+-- tf counts repeats, binary does not
+SELECT simhash(text 'spam spam spam spam eggs', shingle => 1, weighting => 'binary')
+     = simhash(text 'spam eggs', shingle => 1, weighting => 'binary') AS binary_ignores_repeats,
+       simhash(text 'spam spam spam spam eggs', shingle => 1, weighting => 'tf')
+     = simhash(text 'spam eggs', shingle => 1, weighting => 'tf') AS tf_counts_repeats;
+-- a text shorter than the shingle is one feature of all its tokens
+SELECT simhash_feature_count(text 'one two', shingle => 3) AS short_text,
+       simhash_feature_count(text 'one two three four five', shingle => 3) AS five_tokens,
+       simhash_feature_count(text 'one two three four five', shingle => 1) AS unigrams,
+       simhash_feature_count(text '', shingle => 3) AS empty;
+
+-- empty text and text without features: the documented fingerprint 0
+SELECT simhash(text '') AS empty, simhash(text '  ...!!  ') AS no_features,
+       simhash(ARRAY[]::text[]) AS empty_array, simhash(''::tsvector) AS empty_tsvector;
+
+-- NULL in, NULL out (all functions are STRICT)
+SELECT simhash(NULL::text) IS NULL AS t, simhash(NULL::text[]) IS NULL AS a,
+       simhash(NULL::tsvector) IS NULL AS v, simhash(ARRAY['a'], NULL::real[]) IS NULL AS w,
+       simhash(text 'abc', shingle => NULL) IS NULL AS opt;
+
+-- varchar columns call the function, not a cast
+CREATE TEMP TABLE vc (body varchar(100));
+INSERT INTO vc VALUES ('the quick brown fox');
+SELECT simhash(body) = simhash(text 'the quick brown fox') AS varchar_ok FROM vc;
+
+-- arrays: each element a feature of weight 1; NULL elements are skipped
+SELECT simhash(ARRAY['alpha', 'beta', 'gamma']) = simhash(ARRAY['alpha', NULL, 'beta', 'gamma']) AS nulls_skipped,
+       simhash(ARRAY['alpha', 'beta']) <> simhash(ARRAY['Alpha', 'beta']) AS features_verbatim,
+       simhash(ARRAY['x']) = simhash(ARRAY['x'], ARRAY[2.5]::real[]) AS single_feature_weight_free;
+-- weights: a heavy feature outvotes the rest; negative weights vote against
+SELECT simhash(ARRAY['heavy', 'a', 'b', 'c'], ARRAY[100, 1, 1, 1]::real[])
+     = simhash(ARRAY['heavy']) AS heavy_dominates,
+       simhash(ARRAY['x'], ARRAY[-1]::real[])::bigint = ~(simhash(ARRAY['x'])::bigint) AS negative_inverts,
+       simhash(ARRAY['a', 'b', 'c'], ARRAY[1, 1, 1]::real[]) = simhash(ARRAY['a', 'b', 'c']) AS unit_weights_match;
+\set VERBOSITY default
+SELECT simhash(ARRAY['a', 'b', 'c'], ARRAY[1, 2]::real[]);
+SELECT simhash(ARRAY['a', 'b'], ARRAY[1, 'NaN']::real[]);
+SELECT simhash(ARRAY['a', 'b'], ARRAY[1, '-Infinity']::real[]);
+
+-- tsvector: lexemes are features, weighted by their number of positions
+SELECT simhash(to_tsvector('english', 'The cats are running and running')) =
+       simhash(ARRAY['cat', 'run'], ARRAY[1, 2]::real[]) AS tsvector_weights;
+SELECT simhash(strip(to_tsvector('english', 'cats running running'))) =
+       simhash(ARRAY['cat', 'run']) AS stripped_weight_one;
+SELECT simhash(to_tsvector('english', 'The cat sat on the mat')) <->
+       simhash(to_tsvector('english', 'A cat sat on a mat')) AS stop_words_ignored;
+
+-- bad options are errors naming the value (SQLSTATE 22023)
+SELECT simhash(text 'abc', shingle => 0);
+SELECT simhash(text 'abc', shingle => 9);
+SELECT simhash(text 'abc', weighting => 'idf');
+SELECT simhash(text 'abc', cjk => 'trigram');
+SELECT simhash_tokens(text 'abc', cjk => '');
+\set VERBOSITY terse
+
+-- a 100 MB text: fingerprinted without error, equal to its 1 MB building block
+-- repeated (the same shingles, each 100 times as often under tf weights)
+SELECT octet_length(repeat('lorem ipsum dolor sit amet ', 3883496)) > 100000000 AS over_100mb,
+       simhash(repeat('lorem ipsum dolor sit amet ', 3883496)) =
+       simhash(repeat('lorem ipsum dolor sit amet ', 38835)) AS same_as_1mb;
+-- one 100 MB token, and 100 MB of CJK text
+SELECT simhash(repeat('x', 100000000)) <> simhash(text 'yyy') AS one_token_differs,
+       simhash(repeat('x', 100000000)) = simhash(repeat('x', 100000000)) AS deterministic;
+SELECT simhash(repeat('汉字', 17000000)) = simhash(repeat('汉字', 1000)) AS cjk_100mb;
+
+-- mixed scripts in one document
+SELECT simhash(text 'PostgreSQL 数据库 は 高速 です and fast') <->
+       simhash(text 'PostgreSQL 数据库 は 高速 です and quick') AS mixed_scripts_near;
+
+-- fingerprints do not depend on the database encoding: text in a LATIN1
+-- database converts to UTF-8 before hashing
+SELECT simhash(text 'Ærøskøbing café naïve Straße') AS utf8_fp \gset
+CREATE DATABASE simhash_latin1 ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0;
+\c simhash_latin1
+SET client_encoding = 'UTF8';
+CREATE EXTENSION simhash;
+SELECT simhash(text 'Ærøskøbing café naïve Straße') = :'utf8_fp'::simhash AS same_in_latin1;
+SELECT simhash_tokens(text 'Ærøskøbing CAFÉ');
+\c contrib_regression
+DROP DATABASE simhash_latin1;

@@ -1,0 +1,65 @@
+# Fingerprints survive pg_dump and restore into another cluster, in text and
+# custom formats, and the restored values and btree index answer the same.
+use strict;
+use warnings FATAL => 'all';
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $src = PostgreSQL::Test::Cluster->new('source');
+$src->init;
+$src->start;
+$src->safe_psql('postgres', q{
+	CREATE EXTENSION simhash;
+	CREATE TABLE docs (id int PRIMARY KEY, body text, fp simhash, fp_big bigint);
+	INSERT INTO docs
+	SELECT g, 'document ' || g || ' about ' || (g % 17) || ' 文档' || (g % 5),
+	       NULL, NULL
+	  FROM generate_series(1, 2000) g;
+	UPDATE docs SET fp = simhash(body), fp_big = simhash(body)::bigint;
+	INSERT INTO docs VALUES (0, NULL, NULL, NULL);
+	CREATE INDEX docs_fp ON docs (fp);
+});
+my $summary_sql = q{
+	SELECT count(*), count(fp), md5(string_agg(id || ':' || coalesce(fp::text, '-'), ',' ORDER BY id)),
+	       sum(hamming_distance(fp, '0000000000000000')),
+	       bool_and(fp::bigint = fp_big)
+	  FROM docs};
+my $expected = $src->safe_psql('postgres', $summary_sql);
+
+my $dst = PostgreSQL::Test::Cluster->new('destination');
+$dst->init;
+$dst->start;
+
+my $tmp = PostgreSQL::Test::Utils::tempdir;
+for my $format ('p', 'c')
+{
+	my $db = "restored_$format";
+	my $file = "$tmp/dump.$format";
+	command_ok([ 'pg_dump', '-F', $format, '-f', $file, '-d', $src->connstr('postgres') ],
+		"pg_dump -F $format");
+	$dst->safe_psql('postgres', "CREATE DATABASE $db");
+	if ($format eq 'p')
+	{
+		command_ok([ 'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-f', $file, '-d', $dst->connstr($db) ],
+			'restore plain dump');
+	}
+	else
+	{
+		command_ok([ 'pg_restore', '-d', $dst->connstr($db), $file ], 'pg_restore custom dump');
+	}
+	is($dst->safe_psql($db, $summary_sql), $expected, "format $format: same fingerprints after restore");
+	# the values still are what the function computes
+	is($dst->safe_psql($db, 'SELECT count(*) FROM docs WHERE fp IS DISTINCT FROM simhash(body)'),
+		'0', "format $format: restored fingerprints equal recomputed ones");
+	# the restored btree index is usable and agrees with a sequential scan
+	my $probe = $dst->safe_psql($db, 'SELECT fp FROM docs WHERE id = 1234');
+	is( $dst->safe_psql($db,
+			"SET enable_seqscan = off; SET enable_bitmapscan = off; SELECT count(*) FROM docs WHERE fp = '$probe'"),
+		$dst->safe_psql($db, "SET enable_indexscan = off; SET enable_bitmapscan = off; SELECT count(*) FROM docs WHERE fp = '$probe'"),
+		"format $format: btree index agrees with a sequential scan");
+}
+
+$src->stop;
+$dst->stop;
+done_testing();
