@@ -9,7 +9,17 @@ OBJS = \
 	src/simhash.o \
 	src/hamming.o \
 	src/fingerprint.o \
-	src/fingerprint_sql.o
+	src/fingerprint_sql.o \
+	src/query.o \
+	src/simhash_support.o \
+	src/perm.o \
+	src/permbuild.o \
+	src/perminsert.o \
+	src/permscan.o \
+	src/permvacuum.o \
+	src/permcost.o \
+	src/permvalidate.o \
+	src/permutils.o
 
 EXTENSION = simhash
 DATA = $(wildcard sql/simhash--*.sql)
@@ -20,7 +30,9 @@ REGRESS_OPTS = --load-extension=simhash
 # Debian's libxxhash-dev: the header is compiled in (XXH_INLINE_ALL), so the
 # module has no runtime dependency and no exported xxHash symbols.
 PG_CPPFLAGS = -I$(srcdir)/src
-PG_CFLAGS = -Wextra
+# -Wextra, less -Wunused-parameter: PostgreSQL's own headers trip it, and so
+# do the fixed signatures of index AM callbacks.
+PG_CFLAGS = -Wextra -Wno-unused-parameter
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)

@@ -185,3 +185,91 @@ CREATE FUNCTION simhash(features pg_catalog.text[], weights pg_catalog.float4[])
 CREATE FUNCTION simhash(doc pg_catalog.tsvector) RETURNS simhash
 	AS 'MODULE_PATHNAME', 'simhash_tsvector'
 	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+--
+-- The simhash_perm index: permuted-prefix tables answering hamming_near.
+--
+-- A query "within distance k of q" is the value simhash_within(q, k), of
+-- type simhash_query; fp <@ simhash_within(q, k) is the indexable form of
+-- hamming_near(fp, q, k), which the planner rewrites to it by itself.
+--
+CREATE TYPE simhash_query;
+
+CREATE FUNCTION simhash_query_in(cstring) RETURNS simhash_query
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_query_out(simhash_query) RETURNS cstring
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE TYPE simhash_query (
+	INPUT = simhash_query_in,
+	OUTPUT = simhash_query_out,
+	INTERNALLENGTH = 16,
+	ALIGNMENT = double
+);
+
+COMMENT ON TYPE simhash_query IS 'a fingerprint and a Hamming radius, the right side of <@';
+
+CREATE FUNCTION simhash_within(simhash, k pg_catalog.int4) RETURNS simhash_query
+	AS 'MODULE_PATHNAME', 'simhash_within'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_within(pg_catalog.int8, k pg_catalog.int4) RETURNS simhash_query
+	AS 'MODULE_PATHNAME', 'simhash_within'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION simhash_within_match(simhash, simhash_query) RETURNS pg_catalog.bool
+	AS 'MODULE_PATHNAME', 'simhash_within_match'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_within_match(pg_catalog.int8, simhash_query) RETURNS pg_catalog.bool
+	AS 'MODULE_PATHNAME', 'simhash_within_match'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION simhash_within_sel(internal, oid, internal, pg_catalog.int4)
+	RETURNS pg_catalog.float8
+	AS 'MODULE_PATHNAME', 'simhash_within_sel'
+	LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+CREATE OPERATOR <@ (
+	LEFTARG = simhash, RIGHTARG = simhash_query,
+	PROCEDURE = simhash_within_match,
+	RESTRICT = simhash_within_sel
+);
+CREATE OPERATOR <@ (
+	LEFTARG = pg_catalog.int8, RIGHTARG = simhash_query,
+	PROCEDURE = simhash_within_match,
+	RESTRICT = simhash_within_sel
+);
+
+-- hamming_near becomes indexable through its support function
+CREATE FUNCTION simhash_support(internal) RETURNS internal
+	AS 'MODULE_PATHNAME', 'simhash_support'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+ALTER FUNCTION hamming_near(simhash, simhash, pg_catalog.int4) SUPPORT simhash_support;
+ALTER FUNCTION hamming_near(pg_catalog.int8, pg_catalog.int8, pg_catalog.int4) SUPPORT simhash_support;
+
+CREATE FUNCTION simhash_perm_handler(internal) RETURNS index_am_handler
+	AS 'MODULE_PATHNAME', 'simhash_perm_handler'
+	LANGUAGE C;
+
+CREATE ACCESS METHOD simhash_perm TYPE INDEX HANDLER simhash_perm_handler;
+COMMENT ON ACCESS METHOD simhash_perm IS
+	'permuted-prefix tables for exact Hamming-radius search on 64-bit fingerprints';
+
+CREATE OPERATOR CLASS simhash_perm_ops
+	DEFAULT FOR TYPE simhash USING simhash_perm AS
+		OPERATOR 1 <@ (simhash, simhash_query);
+
+CREATE OPERATOR CLASS simhash_perm_bigint_ops
+	DEFAULT FOR TYPE pg_catalog.int8 USING simhash_perm AS
+		OPERATOR 1 <@ (pg_catalog.int8, simhash_query);
+
+-- layout and statistics of one index, one row per table
+CREATE FUNCTION simhash_perm_info(index regclass,
+	OUT table_no pg_catalog.int4, OUT max_distance pg_catalog.int4,
+	OUT prefix_bits pg_catalog.int4, OUT prefix pg_catalog.text,
+	OUT height pg_catalog.int4, OUT leaf_pages pg_catalog.int8,
+	OUT entries pg_catalog.int8, OUT buckets pg_catalog.int8,
+	OUT largest_bucket pg_catalog.int8, OUT blocks pg_catalog.int4,
+	OUT index_pages pg_catalog.int8)
+	RETURNS SETOF record
+	AS 'MODULE_PATHNAME', 'simhash_perm_info'
+	LANGUAGE C STABLE STRICT PARALLEL SAFE;

@@ -23,9 +23,19 @@
 #include "utils/sortsupport.h"
 #include "utils/varbit.h"
 
+#include "perm.h"
 #include "simhash.h"
 
 PG_MODULE_MAGIC;
+
+void		_PG_init(void);
+
+/* Library load: register the reloptions of the simhash_perm index */
+void
+_PG_init(void)
+{
+	PermInit();
+}
 
 PG_FUNCTION_INFO_V1(simhash_in);
 PG_FUNCTION_INFO_V1(simhash_out);

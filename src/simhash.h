@@ -40,4 +40,7 @@ simhash_hamming(uint64 a, uint64 b)
 /* Raise an error unless 0 <= k <= 64 (the distance bound of hamming_near) */
 extern void simhash_check_distance(int32 k);
 
+/* Text input of the type, used by simhash_query's input */
+extern Datum simhash_in(PG_FUNCTION_ARGS);
+
 #endif							/* SIMHASH_H */

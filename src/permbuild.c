@@ -1,0 +1,380 @@
+/*-------------------------------------------------------------------------
+ *
+ * permbuild.c
+ *		simhash_perm: CREATE INDEX (ambuild) and the init fork of unlogged
+ *		indexes (ambuildempty).
+ *
+ * The build never inserts row by row.  It collects every (fingerprint,
+ * TID) in memory while scanning the table, measures how often each bit is
+ * set (to spread the bits over the blocks, see PermChooseLayout), then for
+ * each table sorts the permuted keys and writes the leaves left to right,
+ * then each internal level from the one below, until a level has one page:
+ * the table's root.  Pages go through shared buffers without WAL and are
+ * logged at the end with log_newpage_range().
+ *
+ * Memory: 14 bytes per row for the collected fingerprints plus 16 bytes per
+ * row for the table being sorted, allocated outside maintenance_work_mem.
+ *
+ * IDENTIFICATION
+ *	  src/permbuild.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/tableam.h"
+#include "access/xloginsert.h"
+#include "catalog/index.h"
+#include "commands/progress.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/bufmgr.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "fingerprint.h"
+#include "perm.h"
+
+/* Leaves and internal pages are written this full, leaving room to grow */
+#define PERM_BUILD_FILL_PERCENT		90
+
+typedef struct BuildEntry
+{
+	uint64		key;
+	ItemPointerData tid;
+} BuildEntry;
+
+#define ST_SORT sort_build_entries
+#define ST_ELEMENT_TYPE BuildEntry
+#define ST_COMPARE(a, b) \
+	((a)->key != (b)->key ? ((a)->key < (b)->key ? -1 : 1) : \
+	 ItemPointerCompare((ItemPointer) &(a)->tid, (ItemPointer) &(b)->tid))
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
+
+typedef struct PermBuildState
+{
+	uint64	   *fps;
+	ItemPointerData *tids;
+	int64		n;
+	int64		capacity;
+	MemoryContext cxt;
+} PermBuildState;
+
+/* Callback of table_index_build_scan: collect one row */
+static void
+build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
+			   bool tupleIsAlive, void *arg)
+{
+	PermBuildState *bs = (PermBuildState *) arg;
+
+	if (isnull[0])
+		return;
+	if (bs->n == bs->capacity)
+	{
+		bs->capacity *= 2;
+		bs->fps = repalloc_huge(bs->fps, bs->capacity * sizeof(uint64));
+		bs->tids = repalloc_huge(bs->tids, bs->capacity * sizeof(ItemPointerData));
+	}
+	bs->fps[bs->n] = (uint64) DatumGetInt64(values[0]);
+	bs->tids[bs->n] = *tid;
+	bs->n++;
+}
+
+/* Number of tables C(blocks, max_distance), or -1 if it is too large */
+static int
+count_tables(int blocks, int max_distance)
+{
+	int64		c = 1;
+	int			i;
+
+	for (i = 0; i < max_distance; i++)
+	{
+		c = c * (blocks - i) / (i + 1);
+		if (c > PERM_MAX_TABLES)
+			return -1;
+	}
+	return (int) c;
+}
+
+/* Options of the index being built, checked */
+static void
+get_layout_options(Relation index, int *max_distance, int *blocks)
+{
+	PermOptions *opts = (PermOptions *) index->rd_options;
+	int			k = opts ? opts->max_distance : PERM_DEFAULT_MAX_DISTANCE;
+	int			b = (opts && opts->blocks > 0) ? opts->blocks : k + 1;
+
+	if (b <= k)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("blocks = %d must be greater than max_distance = %d", b, k),
+				 errdetail("Two fingerprints within distance max_distance must agree on at least one whole block.")));
+	if (count_tables(b, k) < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("blocks = %d and max_distance = %d need more than %d tables",
+						b, k, PERM_MAX_TABLES),
+				 errhint("The index keeps C(blocks, max_distance) tables; use fewer blocks.")));
+	*max_distance = k;
+	*blocks = b;
+}
+
+/*
+ * Write one level of a table: n packed entries spread evenly over as few
+ * pages as the fill factor allows (one empty page if n = 0).  Returns the
+ * number of pages and, in firsts/blocks, each page's first key and block.
+ */
+static int
+write_level(Relation index, ForkNumber fork, int table, int level,
+			const char *entries, int64 n, PermKey **firsts, BlockNumber **blocks)
+{
+	bool		leaf = (level == 0);
+	size_t		esize = leaf ? PERM_LEAF_ENTRY_SIZE : PERM_INTERNAL_ENTRY_SIZE;
+	int			capacity = leaf ? PERM_LEAF_CAPACITY : PERM_INTERNAL_CAPACITY;
+	int			per_page = Max(2, capacity * PERM_BUILD_FILL_PERCENT / 100);
+	int64		npages = Max(1, (n + per_page - 1) / per_page);
+	Buffer		prev = InvalidBuffer;
+	int64		p;
+
+	*firsts = palloc_extended(npages * sizeof(PermKey), MCXT_ALLOC_HUGE);
+	*blocks = palloc_extended(npages * sizeof(BlockNumber), MCXT_ALLOC_HUGE);
+
+	for (p = 0; p < npages; p++)
+	{
+		int64		start = n * p / npages;
+		int64		end = n * (p + 1) / npages;
+		Buffer		buf = PermNewBuffer(index, fork);
+		Page		page = BufferGetPage(buf);
+		PermPageOpaque opaque;
+
+		PermInitPage(page, leaf ? PERM_LEAF : PERM_INTERNAL, table, level);
+		opaque = PermPageGetOpaque(page);
+		memcpy(PermPageEntries(page), entries + start * esize, (end - start) * esize);
+		opaque->nentries = end - start;
+		((PageHeader) page)->pd_lower += (end - start) * esize;
+
+		if (end > start)
+		{
+			memcpy(&(*firsts)[p].key, entries + start * esize, sizeof(uint64));
+			memcpy(&(*firsts)[p].tid, entries + start * esize + sizeof(uint64),
+				   sizeof(ItemPointerData));
+		}
+		else
+		{
+			(*firsts)[p].key = 0;
+			ItemPointerSet(&(*firsts)[p].tid, 0, 0);
+		}
+		(*blocks)[p] = BufferGetBlockNumber(buf);
+
+		if (BufferIsValid(prev))
+		{
+			PermPageOpaque popaque = PermPageGetOpaque(BufferGetPage(prev));
+
+			popaque->rightlink = (*blocks)[p];
+			popaque->hikey = (*firsts)[p].key;
+			popaque->hikey_tid = (*firsts)[p].tid;
+			MarkBufferDirty(prev);
+			UnlockReleaseBuffer(prev);
+		}
+		prev = buf;
+	}
+	if (npages == 1)
+		PermPageGetOpaque(BufferGetPage(prev))->flags |= PERM_ROOT;
+	MarkBufferDirty(prev);
+	UnlockReleaseBuffer(prev);
+	return (int) npages;
+}
+
+/*
+ * Write a table's tree from its sorted leaf entries, bottom up; returns the
+ * root and sets *root_level.
+ */
+static BlockNumber
+write_table(Relation index, ForkNumber fork, int table, const char *leaf_entries,
+			int64 n, uint16 *root_level)
+{
+	PermKey    *firsts;
+	BlockNumber *blocks;
+	int			level = 0;
+	int64		npages = write_level(index, fork, table, 0, leaf_entries, n,
+									 &firsts, &blocks);
+
+	while (npages > 1)
+	{
+		char	   *downlinks = palloc_extended(npages * PERM_INTERNAL_ENTRY_SIZE,
+												MCXT_ALLOC_HUGE);
+		int64		i;
+
+		for (i = 0; i < npages; i++)
+		{
+			char	   *slot = downlinks + i * PERM_INTERNAL_ENTRY_SIZE;
+
+			memcpy(slot, &firsts[i].key, sizeof(uint64));
+			memcpy(slot + sizeof(uint64), &firsts[i].tid, sizeof(ItemPointerData));
+			memcpy(slot + PERM_LEAF_ENTRY_SIZE, &blocks[i], sizeof(BlockNumber));
+		}
+		pfree(firsts);
+		pfree(blocks);
+		level++;
+		npages = write_level(index, fork, table, level, downlinks, npages,
+							 &firsts, &blocks);
+		pfree(downlinks);
+	}
+	*root_level = level;
+	return blocks[0];
+}
+
+/*
+ * Write the whole index from the collected rows: metapage, then each table.
+ * Used for CREATE INDEX (MAIN fork) and for the empty init fork.
+ */
+static void
+write_index(Relation index, ForkNumber fork, PermBuildState *bs)
+{
+	int			max_distance,
+				blocks;
+	double		bit_ones[64];
+	PermState	layout;
+	uint8		block_of_bit[64];
+	Buffer		metabuf;
+	Page		metapage;
+	PermMetaPage meta;
+	char	   *packed;
+	BuildEntry *sorted = NULL;
+	int			t;
+	int64		i;
+
+	get_layout_options(index, &max_distance, &blocks);
+
+	/* how often each bit is set, counted eight bits at a time */
+	if (bs->n > 0)
+	{
+		SimhashVoter counter;
+
+		SimhashVoterInit(&counter);
+		SimhashVoterAddBatch(&counter, bs->fps, bs->n);
+		for (i = 0; i < 64; i++)
+			bit_ones[i] = (double) counter.counts[i] / (double) bs->n;
+	}
+	PermChooseLayout(max_distance, blocks, bs->n > 0 ? bit_ones : NULL,
+					 block_of_bit, &layout);
+
+	/* the metapage comes first, so it is block 0 */
+	metabuf = PermNewBuffer(index, fork);
+	Assert(BufferGetBlockNumber(metabuf) == PERM_METAPAGE_BLKNO);
+	metapage = BufferGetPage(metabuf);
+	PermInitPage(metapage, PERM_META, 0, 0);
+	meta = PermPageGetMeta(metapage);
+	meta->magic = PERM_MAGIC;
+	meta->version = PERM_VERSION;
+	meta->max_distance = max_distance;
+	meta->blocks = blocks;
+	meta->ntables = layout.ntables;
+	meta->algorithm = 1;
+	memcpy(meta->block_of_bit, block_of_bit, 64);
+	((PageHeader) metapage)->pd_lower =
+		((char *) &meta->tables[layout.ntables] - (char *) metapage);
+	MarkBufferDirty(metabuf);
+	UnlockReleaseBuffer(metabuf);
+
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, PERM_PHASE_SORT_WRITE);
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL,
+								 bs->n * layout.ntables);
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, 0);
+
+	if (bs->n > 0)
+		sorted = palloc_extended(bs->n * sizeof(BuildEntry), MCXT_ALLOC_HUGE);
+	packed = palloc_extended(Max(bs->n, 1) * PERM_LEAF_ENTRY_SIZE, MCXT_ALLOC_HUGE);
+
+	for (t = 0; t < layout.ntables; t++)
+	{
+		BlockNumber root;
+		uint16		root_level;
+
+		for (i = 0; i < bs->n; i++)
+		{
+			if ((i & 0xFFFF) == 0)
+				CHECK_FOR_INTERRUPTS();
+			sorted[i].key = PermPermute(layout.bits[t], bs->fps[i]);
+			sorted[i].tid = bs->tids[i];
+		}
+		if (bs->n > 0)
+			sort_build_entries(sorted, bs->n);
+		for (i = 0; i < bs->n; i++)
+		{
+			char	   *slot = packed + i * PERM_LEAF_ENTRY_SIZE;
+
+			memcpy(slot, &sorted[i].key, sizeof(uint64));
+			memcpy(slot + sizeof(uint64), &sorted[i].tid, sizeof(ItemPointerData));
+		}
+		root = write_table(index, fork, t, packed, bs->n, &root_level);
+
+		metabuf = ReadBufferExtended(index, fork, PERM_METAPAGE_BLKNO, RBM_NORMAL, NULL);
+		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+		meta = PermPageGetMeta(BufferGetPage(metabuf));
+		memcpy(meta->tables[t].bits, layout.bits[t], 64);
+		meta->tables[t].prefix_bits = layout.prefix_bits[t];
+		meta->tables[t].root = root;
+		meta->tables[t].root_level = root_level;
+		MarkBufferDirty(metabuf);
+		UnlockReleaseBuffer(metabuf);
+
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE,
+									 bs->n * (t + 1));
+	}
+	if (sorted)
+		pfree(sorted);
+	pfree(packed);
+
+	/* WAL: every page of the new fork, once (always for the init fork) */
+	if (RelationNeedsWAL(index) || fork == INIT_FORKNUM)
+		log_newpage_range(index, fork, 0,
+						  RelationGetNumberOfBlocksInFork(index, fork), true);
+}
+
+/* ambuild: CREATE INDEX, REINDEX */
+IndexBuildResult *
+permbuild(Relation heap, Relation index, IndexInfo *indexInfo)
+{
+	IndexBuildResult *result;
+	PermBuildState bs;
+	double		reltuples;
+	MemoryContext oldcxt;
+
+	if (RelationGetNumberOfBlocks(index) != 0)
+		elog(ERROR, "index \"%s\" already contains data",
+			 RelationGetRelationName(index));
+
+	bs.cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash_perm build",
+								   ALLOCSET_DEFAULT_SIZES);
+	oldcxt = MemoryContextSwitchTo(bs.cxt);
+	bs.n = 0;
+	bs.capacity = 1024;
+	bs.fps = palloc(bs.capacity * sizeof(uint64));
+	bs.tids = palloc(bs.capacity * sizeof(ItemPointerData));
+
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, PERM_PHASE_SCAN);
+	reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
+									   build_callback, &bs, NULL);
+
+	write_index(index, MAIN_FORKNUM, &bs);
+
+	MemoryContextSwitchTo(oldcxt);
+	MemoryContextDelete(bs.cxt);
+
+	result = palloc(sizeof(IndexBuildResult));
+	result->heap_tuples = reltuples;
+	result->index_tuples = bs.n;
+	return result;
+}
+
+/* ambuildempty: the init fork of an index on an unlogged table */
+void
+permbuildempty(Relation index)
+{
+	PermBuildState bs = {0};
+
+	write_index(index, INIT_FORKNUM, &bs);
+}

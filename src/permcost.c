@@ -1,0 +1,138 @@
+/*-------------------------------------------------------------------------
+ *
+ * permcost.c
+ *		simhash_perm: amcostestimate.
+ *
+ * A scan costs, per table, one descent per probed prefix plus the entries
+ * in those prefixes: with R rows and a P-bit prefix, about R / 2^P entries
+ * per probe.  Queries above the design radius probe every prefix within
+ * s(r) bits (or read one table whole, whichever the scan will choose).
+ * genericcostestimate() prices the entries read and the heap access from
+ * the selectivity of the clause; the descents are added like btree's.
+ *
+ * IDENTIFICATION
+ *	  src/permcost.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/relation.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "utils/rel.h"
+#include "utils/selfuncs.h"
+
+#include "perm.h"
+
+/* The smallest constant radius among the index clauses, or -1 */
+static int
+clause_radius(PlannerInfo *root, IndexPath *path)
+{
+	int			radius = -1;
+	ListCell   *lc;
+
+	foreach(lc, path->indexclauses)
+	{
+		IndexClause *iclause = lfirst_node(IndexClause, lc);
+		ListCell   *lc2;
+
+		foreach(lc2, iclause->indexquals)
+		{
+			RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc2);
+			Node	   *arg;
+
+			if (!IsA(rinfo->clause, OpExpr))
+				continue;
+			arg = estimate_expression_value(root,
+											lsecond(((OpExpr *) rinfo->clause)->args));
+			if (IsA(arg, Const) && !((Const *) arg)->constisnull)
+			{
+				SimhashQuery *q = DatumGetSimhashQuery(((Const *) arg)->constvalue);
+
+				if (radius < 0 || q->radius < radius)
+					radius = q->radius;
+			}
+		}
+	}
+	return radius;
+}
+
+/* amcostestimate */
+void
+permcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
+				 Cost *indexStartupCost, Cost *indexTotalCost,
+				 Selectivity *indexSelectivity, double *indexCorrelation,
+				 double *indexPages)
+{
+	IndexOptInfo *index = path->indexinfo;
+	GenericCosts costs;
+	Relation	rel;
+	PermState  *state;
+	PermTable	tables[PERM_MAX_TABLES];
+	int			ntables;
+	int			radius;
+	int			spread;
+	double		rows = Max(index->tuples, 1.0);
+	double		entries = 0;
+	double		descents = 0;
+	double		levels = 0;
+	double		descent_cost;
+	int			t;
+
+	rel = index_open(index->indexoid, NoLock);
+	state = PermGetState(rel);
+	PermMetaSnapshot(rel, tables, &ntables);
+	index_close(rel, NoLock);
+
+	radius = clause_radius(root, path);
+	if (radius < 0)
+		radius = state->max_distance;	/* a parameter: assume the design */
+	spread = radius <= state->max_distance ? 0 :
+		PermProbeSpread(state->blocks, state->max_distance, radius);
+
+	for (t = 0; t < ntables; t++)
+	{
+		double		probes = 0,
+					c = 1;
+		int			i,
+					p = state->prefix_bits[t];
+
+		for (i = 0; i <= spread && i <= p; i++)
+		{
+			probes += c;
+			c = c * (p - i) / (i + 1);
+		}
+		entries += rows * Min(1.0, probes / pow(2.0, p));
+		descents += probes;
+		levels += probes * (tables[t].root_level + 1);
+	}
+	/* the scan reads one table whole when that is cheaper than probing */
+	if (spread > 0 && levels > index->pages / Max(ntables, 1))
+	{
+		entries = rows;
+		descents = 1;
+	}
+
+	MemSet(&costs, 0, sizeof(costs));
+	/* in rows of one table, so genericcostestimate's page count is right */
+	costs.numIndexTuples = Max(1.0, entries / ntables);
+	genericcostestimate(root, path, loop_count, &costs);
+
+	/* the entries of the other tables, and one descent per probe */
+	descent_cost = descents *
+		(ceil(log(rows) / log(2.0)) + 50.0 * (levels / Max(descents, 1.0))) *
+		cpu_operator_cost;
+	costs.indexTotalCost += (entries - costs.numIndexTuples) *
+		(cpu_index_tuple_cost + cpu_operator_cost);
+	costs.indexStartupCost += descent_cost;
+	costs.indexTotalCost += descent_cost;
+
+	*indexStartupCost = costs.indexStartupCost;
+	*indexTotalCost = costs.indexTotalCost;
+	*indexSelectivity = costs.indexSelectivity;
+	*indexCorrelation = 0;
+	*indexPages = costs.numIndexPages;
+}

@@ -1,0 +1,695 @@
+/*-------------------------------------------------------------------------
+ *
+ * permutils.c
+ *		simhash_perm: table layout, permutations, pages, and the per-table
+ *		B+tree (descent, insertion with page splits, range probes).
+ *
+ * See perm.h for the design, in particular the locking rules that the
+ * functions here implement.
+ *
+ * IDENTIFICATION
+ *	  src/permutils.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/generic_xlog.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/lmgr.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "perm.h"
+
+/* A key below every real key: the first downlink of a leftmost page */
+static const PermKey perm_min_key = {0, {{0, 0}, 0}};
+
+/* Index-wide state, read from the metapage once and kept in rd_amcache */
+PermState *
+PermGetState(Relation index)
+{
+	PermState  *state = (PermState *) index->rd_amcache;
+	Buffer		buf;
+	Page		page;
+	PermMetaPage meta;
+	int			t;
+
+	if (state != NULL)
+		return state;
+
+	buf = ReadBuffer(index, PERM_METAPAGE_BLKNO);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	meta = PermPageGetMeta(page);
+	if (meta->magic != PERM_MAGIC)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" is not a simhash_perm index",
+						RelationGetRelationName(index))));
+	if (meta->version != PERM_VERSION)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" has simhash_perm layout version %u, expected %u",
+						RelationGetRelationName(index), meta->version,
+						PERM_VERSION),
+				 errhint("REINDEX the index.")));
+
+	state = MemoryContextAllocZero(index->rd_indexcxt, sizeof(PermState));
+	state->max_distance = meta->max_distance;
+	state->blocks = meta->blocks;
+	state->ntables = meta->ntables;
+	for (t = 0; t < meta->ntables; t++)
+	{
+		state->prefix_bits[t] = meta->tables[t].prefix_bits;
+		memcpy(state->bits[t], meta->tables[t].bits, 64);
+	}
+	UnlockReleaseBuffer(buf);
+
+	index->rd_amcache = state;
+	return state;
+}
+
+/* Binary entropy of a bit that is 1 with probability p */
+static double
+bit_entropy(double p)
+{
+	if (p <= 0.0 || p >= 1.0)
+		return 0.0;
+	return -(p * log2(p) + (1.0 - p) * log2(1.0 - p));
+}
+
+/*
+ * Decide the table layout: which block every bit belongs to, and for each
+ * table the order of the 64 bits in its key.
+ *
+ * Blocks have sizes as equal as possible (the larger ones first).  Bits are
+ * taken in order of decreasing entropy (bit_ones[i] is the fraction of rows
+ * with bit i set; NULL means uniform) and each goes to the block with the
+ * least entropy so far that still has room, so every block, and so every
+ * table prefix, carries about the same information.  Entropies are rounded
+ * and ties broken by bit position, most significant first, so the result is
+ * deterministic; uniform statistics give the interleaved split in which bit
+ * i belongs to block (63 - i) mod B.
+ */
+void
+PermChooseLayout(int max_distance, int blocks, const double *bit_ones,
+				 uint8 *block_of_bit, PermState *state)
+{
+	int			size[PERM_MAX_BLOCKS];
+	int			filled[PERM_MAX_BLOCKS] = {0};
+	double		entropy[PERM_MAX_BLOCKS] = {0};
+	double		e[64];
+	int			order[64];
+	int			chosen[PERM_MAX_BLOCKS];
+	int			nchosen = blocks - max_distance;
+	int			b,
+				i,
+				j,
+				t;
+
+	for (b = 0; b < blocks; b++)
+		size[b] = 64 / blocks + (b < 64 % blocks ? 1 : 0);
+
+	/* bits by decreasing entropy; entropies are rounded so noise ties */
+	for (i = 0; i < 64; i++)
+	{
+		e[i] = bit_ones ? rint(bit_entropy(bit_ones[i]) * 100.0) / 100.0 : 1.0;
+		order[i] = 63 - i;
+	}
+	for (i = 1; i < 64; i++)
+	{
+		int			x = order[i];
+
+		for (j = i; j > 0 && e[order[j - 1]] < e[x]; j--)
+			order[j] = order[j - 1];
+		order[j] = x;
+	}
+
+	for (i = 0; i < 64; i++)
+	{
+		int			bit = order[i];
+		int			best = -1;
+
+		for (b = 0; b < blocks; b++)
+		{
+			if (filled[b] == size[b])
+				continue;
+			if (best < 0 || entropy[b] < entropy[best] - 1e-9)
+				best = b;
+		}
+		block_of_bit[bit] = (uint8) best;
+		filled[best]++;
+		entropy[best] += e[bit];
+	}
+
+	/* tables: every choice of blocks - max_distance blocks, in lexical order */
+	state->max_distance = max_distance;
+	state->blocks = blocks;
+	for (i = 0; i < nchosen; i++)
+		chosen[i] = i;
+	t = 0;
+	for (;;)
+	{
+		bool		in_prefix[PERM_MAX_BLOCKS] = {0};
+		int			pos = 0;
+		int			pass;
+
+		Assert(t < PERM_MAX_TABLES);
+		for (i = 0; i < nchosen; i++)
+			in_prefix[chosen[i]] = true;
+
+		/* chosen blocks first, then the rest; each block's bits high first */
+		state->prefix_bits[t] = 0;
+		for (pass = 0; pass < 2; pass++)
+			for (b = 0; b < blocks; b++)
+			{
+				if (in_prefix[b] != (pass == 0))
+					continue;
+				for (i = 63; i >= 0; i--)
+					if (block_of_bit[i] == b)
+					{
+						state->bits[t][pos++] = (uint8) i;
+						if (pass == 0)
+							state->prefix_bits[t]++;
+					}
+			}
+		Assert(pos == 64);
+		t++;
+
+		/* next combination */
+		for (i = nchosen - 1; i >= 0 && chosen[i] == blocks - nchosen + i; i--)
+			;
+		if (i < 0)
+			break;
+		chosen[i]++;
+		for (j = i + 1; j < nchosen; j++)
+			chosen[j] = chosen[j - 1] + 1;
+	}
+	state->ntables = t;
+}
+
+/* A fingerprint's key in one table: its bits in the table's order */
+uint64
+PermPermute(const uint8 *bits, uint64 fp)
+{
+	uint64		key = 0;
+	int			i;
+
+	for (i = 0; i < 64; i++)
+		key = (key << 1) | ((fp >> bits[i]) & 1);
+	return key;
+}
+
+/* Initialise a page of any kind */
+void
+PermInitPage(Page page, uint16 flags, uint16 table, uint16 level)
+{
+	PermPageOpaque opaque;
+
+	PageInit(page, BLCKSZ, sizeof(PermPageOpaqueData));
+	opaque = PermPageGetOpaque(page);
+	opaque->rightlink = InvalidBlockNumber;
+	opaque->flags = flags;
+	opaque->table = table;
+	opaque->level = level;
+	opaque->nentries = 0;
+	opaque->hikey = 0;
+	ItemPointerSetInvalid(&opaque->hikey_tid);
+	opaque->page_id = PERM_PAGE_ID;
+	((PageHeader) page)->pd_lower = PermPageEntries(page) - (char *) page;
+}
+
+/*
+ * A new page at the end of the relation, pinned and exclusively locked.
+ * Pages are never freed (VACUUM only removes entries), so there is no free
+ * space map to consult.
+ */
+Buffer
+PermNewBuffer(Relation index, ForkNumber forknum)
+{
+	Buffer		buf;
+	bool		needLock = !RELATION_IS_LOCAL(index);
+
+	if (needLock)
+		LockRelationForExtension(index, ExclusiveLock);
+	buf = ReadBufferExtended(index, forknum, P_NEW, RBM_NORMAL, NULL);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	if (needLock)
+		UnlockRelationForExtension(index, ExclusiveLock);
+	return buf;
+}
+
+/* Order of entries: permuted key as unsigned, then heap TID */
+int
+PermCompareKeys(const PermKey *a, const PermKey *b)
+{
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	return ItemPointerCompare((ItemPointer) &a->tid, (ItemPointer) &b->tid);
+}
+
+static inline size_t
+entry_size(Page page)
+{
+	return PermPageIsLeaf(page) ? PERM_LEAF_ENTRY_SIZE : PERM_INTERNAL_ENTRY_SIZE;
+}
+
+static inline char *
+entry_ptr(Page page, int i)
+{
+	return PermPageEntries(page) + (size_t) i * entry_size(page);
+}
+
+/* Entry i of a leaf */
+void
+PermReadLeafEntry(Page page, int i, PermKey *out)
+{
+	char	   *p = PermPageEntries(page) + (size_t) i * PERM_LEAF_ENTRY_SIZE;
+
+	memcpy(&out->key, p, sizeof(uint64));
+	memcpy(&out->tid, p + sizeof(uint64), sizeof(ItemPointerData));
+}
+
+/* Entry i of an internal page: separator key and child */
+void
+PermReadInternalEntry(Page page, int i, PermKey *out, BlockNumber *child)
+{
+	char	   *p = PermPageEntries(page) + (size_t) i * PERM_INTERNAL_ENTRY_SIZE;
+
+	memcpy(&out->key, p, sizeof(uint64));
+	memcpy(&out->tid, p + sizeof(uint64), sizeof(ItemPointerData));
+	memcpy(child, p + PERM_LEAF_ENTRY_SIZE, sizeof(BlockNumber));
+}
+
+/* Write an entry (and, on internal pages, its child) at slot i */
+static void
+write_entry(char *slot, const PermKey *key, BlockNumber child, bool leaf)
+{
+	memcpy(slot, &key->key, sizeof(uint64));
+	memcpy(slot + sizeof(uint64), &key->tid, sizeof(ItemPointerData));
+	if (!leaf)
+		memcpy(slot + PERM_LEAF_ENTRY_SIZE, &child, sizeof(BlockNumber));
+}
+
+/* Key of entry i, on a page of either kind */
+static inline void
+read_key(Page page, int i, PermKey *out)
+{
+	char	   *p = entry_ptr(page, i);
+
+	memcpy(&out->key, p, sizeof(uint64));
+	memcpy(&out->tid, p + sizeof(uint64), sizeof(ItemPointerData));
+}
+
+/* First slot whose key is >= key */
+static int
+lower_bound(Page page, const PermKey *key)
+{
+	int			lo = 0;
+	int			hi = PermPageGetOpaque(page)->nentries;
+
+	while (lo < hi)
+	{
+		int			mid = (lo + hi) / 2;
+		PermKey		k;
+
+		read_key(page, mid, &k);
+		if (PermCompareKeys(&k, key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Is key beyond this page's range (so the search must move right)? */
+static inline bool
+beyond_high_key(Page page, const PermKey *key)
+{
+	PermPageOpaque opaque = PermPageGetOpaque(page);
+	PermKey		hikey;
+
+	if (opaque->rightlink == InvalidBlockNumber)
+		return false;
+	hikey.key = opaque->hikey;
+	hikey.tid = opaque->hikey_tid;
+	return PermCompareKeys(key, &hikey) >= 0;
+}
+
+/* The current root of a table and its level */
+static BlockNumber
+get_root(Relation index, int table, int *level)
+{
+	Buffer		buf = ReadBuffer(index, PERM_METAPAGE_BLKNO);
+	PermMetaPage meta;
+	BlockNumber root;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	meta = PermPageGetMeta(BufferGetPage(buf));
+	if (table >= meta->ntables)
+		elog(ERROR, "simhash_perm table %d does not exist in index \"%s\"",
+			 table, RelationGetRelationName(index));
+	root = meta->tables[table].root;
+	*level = meta->tables[table].root_level;
+	UnlockReleaseBuffer(buf);
+	return root;
+}
+
+/*
+ * Descend a table's tree to the page at target_level that owns key, and
+ * return it pinned and locked in lockmode (pages above are only share
+ * locked, one at a time).  Follows right-links past pages that split after
+ * their downlink was read.
+ */
+static Buffer
+descend(Relation index, int table, const PermKey *key, int target_level,
+		int lockmode)
+{
+	int			level;
+	BlockNumber blkno = get_root(index, table, &level);
+	Buffer		buf;
+
+	if (level < target_level)
+		elog(ERROR, "simhash_perm table %d of index \"%s\" has no level %d",
+			 table, RelationGetRelationName(index), target_level);
+
+	buf = ReadBuffer(index, blkno);
+	LockBuffer(buf, level == target_level ? lockmode : BUFFER_LOCK_SHARE);
+	for (;;)
+	{
+		Page		page = BufferGetPage(buf);
+		PermPageOpaque opaque = PermPageGetOpaque(page);
+		int			mode;
+		int			slot;
+		PermKey		sep;
+
+		/* move right while the key is beyond this page */
+		while (beyond_high_key(page, key))
+		{
+			blkno = opaque->rightlink;
+			mode = (opaque->level == target_level) ? lockmode : BUFFER_LOCK_SHARE;
+			UnlockReleaseBuffer(buf);
+			buf = ReadBuffer(index, blkno);
+			LockBuffer(buf, mode);
+			page = BufferGetPage(buf);
+			opaque = PermPageGetOpaque(page);
+		}
+
+		if (opaque->level == target_level)
+			return buf;
+
+		/* the last downlink whose separator is <= key; slot 0 is -infinity */
+		slot = lower_bound(page, key);
+		if (slot < opaque->nentries)
+		{
+			read_key(page, slot, &sep);
+			if (PermCompareKeys(&sep, key) > 0)
+				slot--;
+		}
+		else
+			slot--;
+		if (slot < 0)
+			slot = 0;
+		PermReadInternalEntry(page, slot, &sep, &blkno);
+		mode = (opaque->level - 1 == target_level) ? lockmode : BUFFER_LOCK_SHARE;
+		UnlockReleaseBuffer(buf);
+		buf = ReadBuffer(index, blkno);
+		LockBuffer(buf, mode);
+	}
+}
+
+/* Put an entry into a page with room, keeping the array sorted */
+static void
+page_add_entry(Page page, const PermKey *key, BlockNumber child)
+{
+	PermPageOpaque opaque = PermPageGetOpaque(page);
+	size_t		esize = entry_size(page);
+	int			pos = lower_bound(page, key);
+	char	   *slot = entry_ptr(page, pos);
+
+	memmove(slot + esize, slot, (opaque->nentries - pos) * esize);
+	write_entry(slot, key, child, PermPageIsLeaf(page));
+	opaque->nentries++;
+	((PageHeader) page)->pd_lower += esize;
+}
+
+/* Replace a page's entries by the given packed array */
+static void
+page_set_entries(Page page, const char *entries, int n)
+{
+	size_t		esize = entry_size(page);
+
+	memcpy(PermPageEntries(page), entries, n * esize);
+	PermPageGetOpaque(page)->nentries = n;
+	((PageHeader) page)->pd_lower = (PermPageEntries(page) - (char *) page) + n * esize;
+}
+
+static void insert_downlink(Relation index, int table, int level,
+							const PermKey *sep, BlockNumber child);
+
+/*
+ * Split the full, exclusively locked page in buf while adding key (and
+ * child), then release it.  The upper half moves to a new right sibling; if
+ * the page was the root, a new root is made in the same WAL record.  The
+ * downlink to the new page is inserted into the parent afterwards.
+ */
+static void
+split_and_add(Relation index, int table, Buffer buf, const PermKey *key,
+			  BlockNumber child)
+{
+	Page		page = BufferGetPage(buf);
+	PermPageOpaque opaque = PermPageGetOpaque(page);
+	bool		leaf = PermPageIsLeaf(page);
+	size_t		esize = entry_size(page);
+	int			n = opaque->nentries;
+	int			level = opaque->level;
+	bool		was_root = (opaque->flags & PERM_ROOT) != 0;
+	char	   *all = palloc((n + 1) * esize);
+	int			pos = lower_bound(page, key);
+	int			nleft;
+	Buffer		rbuf = PermNewBuffer(index, MAIN_FORKNUM);
+	Buffer		rootbuf = InvalidBuffer;
+	Buffer		metabuf = InvalidBuffer;
+	GenericXLogState *xlog;
+	Page		lpage,
+				rpage;
+	PermPageOpaque lopaque,
+				ropaque;
+	PermKey		sep;
+	BlockNumber rblkno;
+
+	/* all entries plus the new one, in order */
+	memcpy(all, PermPageEntries(page), pos * esize);
+	write_entry(all + pos * esize, key, child, leaf);
+	memcpy(all + (pos + 1) * esize, PermPageEntries(page) + pos * esize,
+		   (n - pos) * esize);
+	n++;
+	nleft = n / 2;
+	memcpy(&sep.key, all + nleft * esize, sizeof(uint64));
+	memcpy(&sep.tid, all + nleft * esize + sizeof(uint64), sizeof(ItemPointerData));
+
+	if (was_root)
+	{
+		rootbuf = PermNewBuffer(index, MAIN_FORKNUM);
+		metabuf = ReadBuffer(index, PERM_METAPAGE_BLKNO);
+		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	}
+
+	xlog = GenericXLogStart(index);
+	lpage = GenericXLogRegisterBuffer(xlog, buf, 0);
+	rpage = GenericXLogRegisterBuffer(xlog, rbuf, GENERIC_XLOG_FULL_IMAGE);
+	lopaque = PermPageGetOpaque(lpage);
+
+	PermInitPage(rpage, lopaque->flags & ~PERM_ROOT, table, level);
+	ropaque = PermPageGetOpaque(rpage);
+	ropaque->rightlink = lopaque->rightlink;
+	ropaque->hikey = lopaque->hikey;
+	ropaque->hikey_tid = lopaque->hikey_tid;
+	page_set_entries(rpage, all + nleft * esize, n - nleft);
+
+	page_set_entries(lpage, all, nleft);
+	lopaque->rightlink = BufferGetBlockNumber(rbuf);
+	lopaque->hikey = sep.key;
+	lopaque->hikey_tid = sep.tid;
+	lopaque->flags &= ~PERM_ROOT;
+
+	if (was_root)
+	{
+		Page		newroot = GenericXLogRegisterBuffer(xlog, rootbuf,
+														GENERIC_XLOG_FULL_IMAGE);
+		Page		metapage = GenericXLogRegisterBuffer(xlog, metabuf, 0);
+		PermMetaPage meta = PermPageGetMeta(metapage);
+
+		PermInitPage(newroot, PERM_INTERNAL | PERM_ROOT, table, level + 1);
+		page_add_entry(newroot, &perm_min_key, BufferGetBlockNumber(buf));
+		page_add_entry(newroot, &sep, BufferGetBlockNumber(rbuf));
+		meta->tables[table].root = BufferGetBlockNumber(rootbuf);
+		meta->tables[table].root_level = level + 1;
+	}
+	GenericXLogFinish(xlog);
+
+	rblkno = BufferGetBlockNumber(rbuf);
+	if (was_root)
+	{
+		UnlockReleaseBuffer(metabuf);
+		UnlockReleaseBuffer(rootbuf);
+	}
+	UnlockReleaseBuffer(rbuf);
+	UnlockReleaseBuffer(buf);
+	pfree(all);
+
+	if (!was_root)
+		insert_downlink(index, table, level + 1, &sep, rblkno);
+}
+
+/* Add key (with child, on internal pages) to the locked page in buf */
+static void
+add_to_page(Relation index, int table, Buffer buf, const PermKey *key,
+			BlockNumber child)
+{
+	Page		page = BufferGetPage(buf);
+	int			capacity = PermPageIsLeaf(page) ?
+		PERM_LEAF_CAPACITY : PERM_INTERNAL_CAPACITY;
+	GenericXLogState *xlog;
+
+	if (PermPageGetOpaque(page)->nentries >= capacity)
+	{
+		split_and_add(index, table, buf, key, child);
+		return;
+	}
+	xlog = GenericXLogStart(index);
+	page = GenericXLogRegisterBuffer(xlog, buf, 0);
+	page_add_entry(page, key, child);
+	GenericXLogFinish(xlog);
+	UnlockReleaseBuffer(buf);
+}
+
+/* Insert the downlink (sep, child) into the page at level that owns sep */
+static void
+insert_downlink(Relation index, int table, int level, const PermKey *sep,
+				BlockNumber child)
+{
+	Buffer		buf = descend(index, table, sep, level, BUFFER_LOCK_EXCLUSIVE);
+
+	add_to_page(index, table, buf, sep, child);
+}
+
+/* Insert one (permuted key, TID) entry into a table */
+void
+PermInsertEntry(Relation index, int table, const PermKey *key)
+{
+	Buffer		buf = descend(index, table, key, 0, BUFFER_LOCK_EXCLUSIVE);
+
+	add_to_page(index, table, buf, key, InvalidBlockNumber);
+}
+
+/*
+ * Report every entry of a table whose key lies in [lo, hi] and is within
+ * max_distance bits of query_key.  Each leaf is read whole under its share
+ * lock and released before the next is locked; matches are reported while
+ * the lock is held, so the callback must not do I/O or take locks.
+ *
+ * A run of entries with one key that is too far away and continues onto
+ * the next page (thousands of rows sharing a fingerprint) is skipped by
+ * descending again to the next key rather than reading it.
+ */
+void
+PermProbeRange(Relation index, int table, uint64 lo, uint64 hi,
+			   uint64 query_key, int max_distance,
+			   PermMatchCallback callback, void *arg)
+{
+	PermKey		search;
+	Buffer		buf;
+	bool		done = false;
+
+	search.key = lo;
+	ItemPointerSet(&search.tid, 0, 0);
+	buf = descend(index, table, &search, 0, BUFFER_LOCK_SHARE);
+
+	while (!done)
+	{
+		Page		page = BufferGetPage(buf);
+		PermPageOpaque opaque = PermPageGetOpaque(page);
+		int			n = opaque->nentries;
+		int			i = lower_bound(page, &search);
+		bool		skip = false;
+		PermKey		e = {0};
+
+		for (; i < n; i++)
+		{
+			int			d;
+
+			PermReadLeafEntry(page, i, &e);
+			if (e.key > hi)
+			{
+				done = true;
+				break;
+			}
+			d = __builtin_popcountll(e.key ^ query_key);
+			if (d <= max_distance)
+			{
+				callback(arg, &e.tid, e.key, d);
+				continue;
+			}
+			/* a far key filling the rest of the page and going on: skip it */
+			if (!PermPageIsRightmost(page) && opaque->hikey == e.key && i + 1 < n)
+			{
+				PermKey		last;
+
+				PermReadLeafEntry(page, n - 1, &last);
+				if (last.key == e.key)
+				{
+					skip = true;
+					break;
+				}
+			}
+		}
+
+		if (!done && skip)
+		{
+			if (e.key == PG_UINT64_MAX || e.key + 1 > hi)
+				done = true;
+			else
+			{
+				UnlockReleaseBuffer(buf);
+				CHECK_FOR_INTERRUPTS();
+				search.key = e.key + 1;
+				ItemPointerSet(&search.tid, 0, 0);
+				buf = descend(index, table, &search, 0, BUFFER_LOCK_SHARE);
+				continue;
+			}
+		}
+		if (!done && (PermPageIsRightmost(page) || opaque->hikey > hi))
+			done = true;
+		if (!done)
+		{
+			BlockNumber next = opaque->rightlink;
+
+			search.key = opaque->hikey;
+			search.tid = opaque->hikey_tid;
+			UnlockReleaseBuffer(buf);
+			CHECK_FOR_INTERRUPTS();
+			buf = ReadBuffer(index, next);
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+		}
+	}
+	UnlockReleaseBuffer(buf);
+}
+
+/* Copy of the table roots and levels as they are now */
+void
+PermMetaSnapshot(Relation index, PermTable *tables, int *ntables)
+{
+	Buffer		buf = ReadBuffer(index, PERM_METAPAGE_BLKNO);
+	PermMetaPage meta;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	meta = PermPageGetMeta(BufferGetPage(buf));
+	*ntables = meta->ntables;
+	memcpy(tables, meta->tables, meta->ntables * sizeof(PermTable));
+	UnlockReleaseBuffer(buf);
+}

@@ -1,0 +1,136 @@
+/*-------------------------------------------------------------------------
+ *
+ * permvalidate.c
+ *		simhash_perm: amvalidate, the check of an operator class.
+ *
+ * A simhash_perm operator class has no support functions and one operator,
+ * strategy 1: "<indexed type> <@ simhash_query" returning boolean, where the
+ * indexed type is a 64-bit fingerprint (simhash or bigint).
+ *
+ * IDENTIFICATION
+ *	  src/permvalidate.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/amvalidate.h"
+#include "access/htup_details.h"
+#include "catalog/pg_amop.h"
+#include "catalog/pg_amproc.h"
+#include "catalog/pg_opclass.h"
+#include "catalog/pg_opfamily.h"
+#include "catalog/pg_type.h"
+#include "utils/builtins.h"
+#include "utils/regproc.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+
+#include "perm.h"
+
+/* Report one problem of an operator family */
+static void
+report(const char *opfamilyname, const char *problem)
+{
+	ereport(INFO,
+			(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+			 errmsg("simhash_perm operator family \"%s\" %s",
+					opfamilyname, problem)));
+}
+
+/* amvalidate */
+bool
+permvalidate(Oid opclassoid)
+{
+	HeapTuple	classtup;
+	Form_pg_opclass classform;
+	Oid			opfamilyoid;
+	Oid			opcintype;
+	HeapTuple	familytup;
+	char	   *opfamilyname;
+	CatCList   *oprlist;
+	CatCList   *proclist;
+	bool		result = true;
+	bool		has_strategy = false;
+	int			i;
+
+	classtup = SearchSysCache1(CLAOID, ObjectIdGetDatum(opclassoid));
+	if (!HeapTupleIsValid(classtup))
+		elog(ERROR, "cache lookup failed for operator class %u", opclassoid);
+	classform = (Form_pg_opclass) GETSTRUCT(classtup);
+	opfamilyoid = classform->opcfamily;
+	opcintype = classform->opcintype;
+
+	familytup = SearchSysCache1(OPFAMILYOID, ObjectIdGetDatum(opfamilyoid));
+	if (!HeapTupleIsValid(familytup))
+		elog(ERROR, "cache lookup failed for operator family %u", opfamilyoid);
+	opfamilyname = pstrdup(NameStr(((Form_pg_opfamily) GETSTRUCT(familytup))->opfname));
+	ReleaseSysCache(familytup);
+
+	if (get_typlen(opcintype) != sizeof(int64) || !get_typbyval(opcintype))
+	{
+		report(opfamilyname, psprintf("indexes type %s, which is not a 64-bit fingerprint",
+									  format_type_be(opcintype)));
+		result = false;
+	}
+
+	proclist = SearchSysCacheList1(AMPROCNUM, ObjectIdGetDatum(opfamilyoid));
+	if (proclist->n_members > 0)
+	{
+		report(opfamilyname, "has support functions, but simhash_perm uses none");
+		result = false;
+	}
+	ReleaseCatCacheList(proclist);
+
+	oprlist = SearchSysCacheList1(AMOPSTRATEGY, ObjectIdGetDatum(opfamilyoid));
+	for (i = 0; i < oprlist->n_members; i++)
+	{
+		Form_pg_amop op = (Form_pg_amop) GETSTRUCT(&oprlist->members[i]->tuple);
+		HeapTuple	typtup;
+		bool		query_type = false;
+
+		if (op->amopstrategy != PERM_WITHIN_STRATEGY)
+		{
+			report(opfamilyname, psprintf("has operator %s with invalid strategy number %d",
+										  format_operator(op->amopopr), op->amopstrategy));
+			result = false;
+			continue;
+		}
+		if (op->amoppurpose != AMOP_SEARCH)
+		{
+			report(opfamilyname, psprintf("has ordering operator %s, which is not supported",
+										  format_operator(op->amopopr)));
+			result = false;
+			continue;
+		}
+		typtup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(op->amoprighttype));
+		if (HeapTupleIsValid(typtup))
+		{
+			query_type = strcmp(NameStr(((Form_pg_type) GETSTRUCT(typtup))->typname),
+								"simhash_query") == 0;
+			ReleaseSysCache(typtup);
+		}
+		if (!query_type ||
+			!check_amop_signature(op->amopopr, BOOLOID, op->amoplefttype,
+								  op->amoprighttype))
+		{
+			report(opfamilyname, psprintf("has operator %s with wrong signature",
+										  format_operator(op->amopopr)));
+			result = false;
+			continue;
+		}
+		if (op->amoplefttype == opcintype)
+			has_strategy = true;
+	}
+	ReleaseCatCacheList(oprlist);
+
+	if (!has_strategy)
+	{
+		report(opfamilyname, psprintf("has no within operator for type %s",
+									  format_type_be(opcintype)));
+		result = false;
+	}
+
+	ReleaseSysCache(classtup);
+	return result;
+}

@@ -1,0 +1,248 @@
+/*-------------------------------------------------------------------------
+ *
+ * simhash_support.c
+ *		Planner support for hamming_near() and selectivity of <@.
+ *
+ * simhash_support (the SUPPORT function of hamming_near) turns
+ *		hamming_near(col, q, k)   or   hamming_near(q, col, k)
+ * into the index condition  col <@ simhash_within(q, k)  when col is the
+ * column of a simhash_perm index and q and k are constant during the scan
+ * (literals, parameters, outer columns of a nested loop).  The condition is
+ * exact, so the call needs no recheck.  Objects are found in the schema of
+ * hamming_near itself, never through search_path.
+ *
+ * Selectivity, of the operator and of hamming_near itself: the most common
+ * values are tested exactly; the rest of the column is assumed uniform,
+ * where the chance of distance <= k is the binomial tail sum C(64, i) / 2^64,
+ * but never less than one row, since a near-duplicate query usually finds
+ * at least the document it came from.
+ *
+ * IDENTIFICATION
+ *	  src/simhash_support.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/htup_details.h"
+#include "catalog/pg_statistic.h"
+#include "catalog/pg_type.h"
+#include "commands/defrem.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "nodes/supportnodes.h"
+#include "optimizer/optimizer.h"
+#include "parser/parse_func.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/selfuncs.h"
+#include "utils/syscache.h"
+
+#include "perm.h"
+#include "simhash.h"
+
+PG_FUNCTION_INFO_V1(simhash_support);
+PG_FUNCTION_INFO_V1(simhash_within_sel);
+
+/* Used when the query or the radius is not known at planning time */
+#define DEFAULT_WITHIN_SEL	0.0001
+
+/* Chance that a uniform random fingerprint is within radius of any point */
+static double
+binomial_tail(int radius)
+{
+	double		total = 0,
+				c = 1;
+	int			i;
+
+	for (i = 0; i <= radius && i <= SIMHASH_BITS; i++)
+	{
+		total += c;
+		c = c * (SIMHASH_BITS - i) / (i + 1);
+	}
+	return total / pow(2.0, SIMHASH_BITS);
+}
+
+/* Selectivity of "var within radius of center" */
+static Selectivity
+within_selectivity(VariableStatData *vardata, uint64 center, int radius)
+{
+	double		nullfrac = 0,
+				mcv_total = 0,
+				selec = 0,
+				rows;
+	AttStatsSlot sslot;
+
+	if (HeapTupleIsValid(vardata->statsTuple))
+	{
+		Form_pg_statistic stats = (Form_pg_statistic) GETSTRUCT(vardata->statsTuple);
+
+		nullfrac = stats->stanullfrac;
+		if (get_attstatsslot(&sslot, vardata->statsTuple, STATISTIC_KIND_MCV,
+							 InvalidOid, ATTSTATSSLOT_VALUES | ATTSTATSSLOT_NUMBERS))
+		{
+			int			i;
+
+			for (i = 0; i < sslot.nvalues; i++)
+			{
+				uint64		v = (uint64) DatumGetInt64(sslot.values[i]);
+
+				if (simhash_hamming(v, center) <= radius)
+					selec += sslot.numbers[i];
+				mcv_total += sslot.numbers[i];
+			}
+			free_attstatsslot(&sslot);
+		}
+	}
+	rows = vardata->rel ? Max(vardata->rel->tuples, 1.0) : 1000.0;
+	selec += Max(0.0, 1.0 - nullfrac - mcv_total) *
+		Max(binomial_tail(radius), 1.0 / rows);
+	CLAMP_PROBABILITY(selec);
+	return selec;
+}
+
+/* Restriction estimator of <@ (simhash or bigint, simhash_query) */
+Datum
+simhash_within_sel(PG_FUNCTION_ARGS)
+{
+	PlannerInfo *root = (PlannerInfo *) PG_GETARG_POINTER(0);
+	List	   *args = (List *) PG_GETARG_POINTER(2);
+	int			varRelid = PG_GETARG_INT32(3);
+	VariableStatData vardata;
+	Node	   *other;
+	bool		varonleft;
+	Selectivity selec = DEFAULT_WITHIN_SEL;
+
+	if (!get_restriction_variable(root, args, varRelid, &vardata, &other, &varonleft))
+		PG_RETURN_FLOAT8(selec);
+	if (varonleft && IsA(other, Const))
+	{
+		Const	   *c = (Const *) other;
+
+		if (c->constisnull)
+			selec = 0;
+		else
+		{
+			SimhashQuery *q = DatumGetSimhashQuery(c->constvalue);
+
+			selec = within_selectivity(&vardata, q->center, q->radius);
+		}
+	}
+	ReleaseVariableStats(vardata);
+	PG_RETURN_FLOAT8(selec);
+}
+
+/* hamming_near(a, b, k) as an index condition on a or b */
+static List *
+index_condition(SupportRequestIndexCondition *req)
+{
+	FuncExpr   *clause = (FuncExpr *) req->node;
+	Node	   *indexed,
+			   *other,
+			   *k;
+	Oid			nsp,
+				querytype,
+				lefttype,
+				opno,
+				withinfn;
+	Oid			argtypes[2];
+	Expr	   *query;
+
+	if (!IsA(clause, FuncExpr) || list_length(clause->args) != 3 ||
+		req->indexarg > 1)
+		return NIL;
+	if (req->index->relam != get_index_am_oid("simhash_perm", true))
+		return NIL;
+
+	indexed = list_nth(clause->args, req->indexarg);
+	other = list_nth(clause->args, 1 - req->indexarg);
+	k = lthird(clause->args);
+	if (!is_pseudo_constant_for_index(req->root, other, req->index) ||
+		!is_pseudo_constant_for_index(req->root, k, req->index))
+		return NIL;
+
+	/* our objects live in hamming_near's schema */
+	nsp = get_func_namespace(clause->funcid);
+	querytype = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid,
+								CStringGetDatum("simhash_query"),
+								ObjectIdGetDatum(nsp));
+	if (!OidIsValid(querytype))
+		return NIL;
+	lefttype = exprType(indexed);
+	opno = get_opfamily_member(req->opfamily, lefttype, querytype,
+							   PERM_WITHIN_STRATEGY);
+	if (!OidIsValid(opno))
+		return NIL;
+	argtypes[0] = exprType(other);
+	argtypes[1] = INT4OID;
+	withinfn = LookupFuncName(list_make2(makeString(get_namespace_name(nsp)),
+										 makeString("simhash_within")),
+							  2, argtypes, true);
+	if (!OidIsValid(withinfn))
+		return NIL;
+
+	query = (Expr *) makeFuncExpr(withinfn, querytype, list_make2(other, k),
+								  InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+	req->lossy = false;
+	return list_make1(make_opclause(opno, BOOLOID, false, (Expr *) indexed,
+									query, InvalidOid, InvalidOid));
+}
+
+/* Selectivity of hamming_near(var, const, const) */
+static bool
+near_selectivity(SupportRequestSelectivity *req)
+{
+	VariableStatData vardata;
+	Node	   *other;
+	Node	   *k;
+	bool		varonleft;
+
+	if (req->is_join || list_length(req->args) != 3)
+		return false;
+	k = estimate_expression_value(req->root, lthird(req->args));
+	if (!IsA(k, Const))
+		return false;
+	if (!get_restriction_variable(req->root, list_make2(linitial(req->args),
+														lsecond(req->args)),
+								  req->varRelid, &vardata, &other, &varonleft))
+		return false;
+	if (IsA(other, Const))
+	{
+		Const	   *c = (Const *) other;
+		Const	   *kc = (Const *) k;
+
+		if (c->constisnull || kc->constisnull)
+			req->selectivity = 0;
+		else
+			req->selectivity = within_selectivity(&vardata,
+												  (uint64) DatumGetInt64(c->constvalue),
+												  DatumGetInt32(kc->constvalue));
+		ReleaseVariableStats(vardata);
+		return true;
+	}
+	ReleaseVariableStats(vardata);
+	return false;
+}
+
+/* The SUPPORT function of hamming_near */
+Datum
+simhash_support(PG_FUNCTION_ARGS)
+{
+	Node	   *rawreq = (Node *) PG_GETARG_POINTER(0);
+
+	if (IsA(rawreq, SupportRequestIndexCondition))
+	{
+		List	   *conds = index_condition((SupportRequestIndexCondition *) rawreq);
+
+		if (conds != NIL)
+			PG_RETURN_POINTER(conds);
+	}
+	else if (IsA(rawreq, SupportRequestSelectivity))
+	{
+		if (near_selectivity((SupportRequestSelectivity *) rawreq))
+			PG_RETURN_POINTER(rawreq);
+	}
+	PG_RETURN_POINTER(NULL);
+}
