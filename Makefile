@@ -24,8 +24,12 @@ OBJS = \
 EXTENSION = simhash
 DATA = $(wildcard sql/simhash--*.sql)
 
-REGRESS = type hamming fingerprint fingerprint_golden
+REGRESS = type hamming fingerprint fingerprint_golden perm_build perm_scan
 REGRESS_OPTS = --load-extension=simhash
+
+# isolation tests: test/specs/*.spec, expected output in test/expected/
+ISOLATION = perm_insert_scan_vacuum
+ISOLATION_OPTS = --inputdir=test --load-extension=simhash
 
 # Debian's libxxhash-dev: the header is compiled in (XXH_INLINE_ALL), so the
 # module has no runtime dependency and no exported xxHash symbols.

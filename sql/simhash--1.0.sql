@@ -209,10 +209,8 @@ CREATE TYPE simhash_query (
 
 COMMENT ON TYPE simhash_query IS 'a fingerprint and a Hamming radius, the right side of <@';
 
+-- (bigint fingerprints are cast: simhash_within(q::simhash, k))
 CREATE FUNCTION simhash_within(simhash, k pg_catalog.int4) RETURNS simhash_query
-	AS 'MODULE_PATHNAME', 'simhash_within'
-	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION simhash_within(pg_catalog.int8, k pg_catalog.int4) RETURNS simhash_query
 	AS 'MODULE_PATHNAME', 'simhash_within'
 	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 

@@ -11,7 +11,8 @@
  *
  * A leaf that splits while VACUUM runs moves entries to a new page at the
  * end of the relation, possibly entries VACUUM has not looked at yet, so
- * the pass continues until the relation stops growing.
+ * the pass continues until the relation stops growing, and reads its
+ * length under the extension lock (see vacuum_scan).
  *
  * Counts (tuples removed, index tuples) are those of table 0, i.e. rows:
  * every table holds each row once.
@@ -28,6 +29,7 @@
 #include "commands/vacuum.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
+#include "storage/lmgr.h"
 #include "utils/rel.h"
 
 #include "perm.h"
@@ -105,7 +107,16 @@ vacuum_scan(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	stats->num_index_tuples = 0;
 	for (;;)
 	{
+		/*
+		 * Read the length under the extension lock: a page added by a split
+		 * is then already locked by the splitter, so we wait for it to be
+		 * filled instead of passing it by as new and empty.
+		 */
+		if (!RELATION_IS_LOCAL(index))
+			LockRelationForExtension(index, ExclusiveLock);
 		nblocks = RelationGetNumberOfBlocks(index);
+		if (!RELATION_IS_LOCAL(index))
+			UnlockRelationForExtension(index, ExclusiveLock);
 		if (blkno >= nblocks)
 			break;
 		for (; blkno < nblocks; blkno++)

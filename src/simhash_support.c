@@ -175,13 +175,19 @@ index_condition(SupportRequestIndexCondition *req)
 							   PERM_WITHIN_STRATEGY);
 	if (!OidIsValid(opno))
 		return NIL;
-	argtypes[0] = exprType(other);
+	argtypes[0] = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid,
+								  CStringGetDatum("simhash"),
+								  ObjectIdGetDatum(nsp));
 	argtypes[1] = INT4OID;
 	withinfn = LookupFuncName(list_make2(makeString(get_namespace_name(nsp)),
 										 makeString("simhash_within")),
 							  2, argtypes, true);
 	if (!OidIsValid(withinfn))
 		return NIL;
+	/* a bigint query fingerprint is the same 64 bits: relabel it */
+	if (exprType(other) != argtypes[0])
+		other = (Node *) makeRelabelType((Expr *) other, argtypes[0], -1,
+										 InvalidOid, COERCE_EXPLICIT_CAST);
 
 	query = (Expr *) makeFuncExpr(withinfn, querytype, list_make2(other, k),
 								  InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);

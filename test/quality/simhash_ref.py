@@ -155,6 +155,14 @@ def token_hashes(tokens):
 
 _UNI_FEAT_CACHE = {}
 
+# Spec change (v1.1, requested for the C code): a UNIGRAM feature's hash is the
+# token hash itself, XXH3_64(token UTF-8 bytes), with NO rehash.  n-shingles
+# (n >= 2) are unchanged: XXH3_64 of the n little-endian 8-byte token hashes;
+# a text with 1..n-1 tokens gives one n-feature of all its tokens.
+# Set UNIGRAM_RAW = False to get draft v1 (unigram feature = XXH3_64 of the
+# 8-byte little-endian token hash), which produced explore_results.md's first table.
+UNIGRAM_RAW = True
+
 
 def shingle_features(th, n):
     """Spec step 6. th: np.uint64 token hashes. Returns np.uint64 feature hashes."""
@@ -164,6 +172,8 @@ def shingle_features(th, n):
     b = th.astype("<u8").tobytes()
     if m < n:
         return np.array([_xxh(b)], dtype=np.uint64)
+    if n == 1 and UNIGRAM_RAW:
+        return th.astype(np.uint64, copy=True)
     if n == 1:
         c = _UNI_FEAT_CACHE
         out = []
@@ -299,7 +309,10 @@ def simhash_slow(text, shingle=1, weighting="tf", cjk="unigram"):
         groups = [th]
     else:
         groups = [th[i:i + n] for i in range(len(th) - n + 1)]
-    feats = [xxhash.xxh3_64_intdigest(b"".join(h.to_bytes(8, "little") for h in g)) for g in groups]
+    if n == 1 and UNIGRAM_RAW:
+        feats = list(th)  # v1.1: unigram feature hash = token hash, no rehash
+    else:
+        feats = [xxhash.xxh3_64_intdigest(b"".join(h.to_bytes(8, "little") for h in g)) for g in groups]
     counts = {}
     for f in feats:
         counts[f] = counts.get(f, 0) + 1
