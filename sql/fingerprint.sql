@@ -33,22 +33,39 @@ SELECT (simhash(a) <-> simhash(b)) BETWEEN 16 AND 48 AS unrelated_far
 SELECT simhash(text '妈妈喊你来吃饭') <-> simhash(text '妈妈叫你来吃饭') AS chinese_one_char;
 SELECT simhash(text '妈妈喊你来吃饭') <-> simhash(text '今天天气很好我们去公园') AS chinese_unrelated;
 
--- options: every knob changes the fingerprint
-SELECT count(DISTINCT fp) AS distinct_schemes FROM (
-  SELECT simhash(text 'a b c d e f g a b c', shingle => s, weighting => w, cjk => c) AS fp
-    FROM generate_series(1, 4) s, unnest(ARRAY['tf', 'binary', 'log']) w,
-         unnest(ARRAY['unigram']) c) x;
+-- options: the knobs give different fingerprints (a few coincide on this
+-- short text, where tf and binary weights see the same distinct features)
+SELECT count(*) AS schemes, count(DISTINCT fp) AS distinct_fingerprints FROM (
+  SELECT simhash(text 'a b c d e f g a b c a b x y', shingles => s, weighting => w) AS fp
+    FROM (VALUES ('{1}'::int[]), ('{2}'), ('{3}'), ('{1,3}'), ('{1,2,3}'), ('{4}')) v(s),
+         unnest(ARRAY['tf', 'binary', 'log']) w) x;
+-- the default is shingles {1,3}, tf weights, single CJK characters
+SELECT simhash(text 'Some text, some more text.') =
+       simhash(text 'Some text, some more text.', shingles => '{1,3}', weighting => 'tf', cjk => 'unigram') AS defaults;
+-- sizes are a set: order does not matter
+SELECT simhash(text 'one two three four', shingles => '{3,1}') = simhash(text 'one two three four') AS unordered;
 SELECT simhash(text '中文文本', cjk => 'unigram') <> simhash(text '中文文本', cjk => 'bigram') AS cjk_option;
 -- tf counts repeats, binary does not
-SELECT simhash(text 'spam spam spam spam eggs', shingle => 1, weighting => 'binary')
-     = simhash(text 'spam eggs', shingle => 1, weighting => 'binary') AS binary_ignores_repeats,
-       simhash(text 'spam spam spam spam eggs', shingle => 1, weighting => 'tf')
-     = simhash(text 'spam eggs', shingle => 1, weighting => 'tf') AS tf_counts_repeats;
--- a text shorter than the shingle is one feature of all its tokens
-SELECT simhash_feature_count(text 'one two', shingle => 3) AS short_text,
-       simhash_feature_count(text 'one two three four five', shingle => 3) AS five_tokens,
-       simhash_feature_count(text 'one two three four five', shingle => 1) AS unigrams,
-       simhash_feature_count(text '', shingle => 3) AS empty;
+SELECT simhash(text 'spam spam spam spam eggs', shingles => '{1}', weighting => 'binary')
+     = simhash(text 'spam eggs', shingles => '{1}', weighting => 'binary') AS binary_ignores_repeats,
+       simhash(text 'spam spam spam spam eggs', shingles => '{1}', weighting => 'tf')
+     = simhash(text 'spam eggs', shingles => '{1}', weighting => 'tf') AS tf_counts_repeats;
+-- log weights: a repeated feature counts more than once, less than tf
+SELECT simhash(text 'spam spam spam spam eggs', shingles => '{1}', weighting => 'log') IS NOT NULL AS log_ok;
+-- features per text: each size n contributes one per run of n tokens; a
+-- text shorter than n gives one feature of all its tokens for that size
+SELECT simhash_feature_count(text 'one two') AS two_tokens,
+       simhash_feature_count(text 'one two three four five') AS five_tokens,
+       simhash_feature_count(text 'one two three four five', shingles => '{1}') AS unigrams,
+       simhash_feature_count(text 'one two three four five', shingles => '{3}') AS trigrams,
+       simhash_feature_count(text 'one', shingles => '{2,3}') AS one_token,
+       simhash_feature_count(text '') AS empty;
+-- shingles continue across the tokenizer's internal batches of 256 tokens
+SELECT simhash_feature_count(string_agg('w' || g, ' '), shingles => '{3}') AS long_trigrams
+  FROM generate_series(1, 1000) g;
+SELECT simhash(string_agg('w' || g, ' '), shingles => '{3}') =
+       simhash(string_agg('W' || g, ' ' ORDER BY g), shingles => '{3}') AS batches_consistent
+  FROM generate_series(1, 1000) g;
 
 -- empty text and text without features: the documented fingerprint 0
 SELECT simhash(text '') AS empty, simhash(text '  ...!!  ') AS no_features,
@@ -57,7 +74,7 @@ SELECT simhash(text '') AS empty, simhash(text '  ...!!  ') AS no_features,
 -- NULL in, NULL out (all functions are STRICT)
 SELECT simhash(NULL::text) IS NULL AS t, simhash(NULL::text[]) IS NULL AS a,
        simhash(NULL::tsvector) IS NULL AS v, simhash(ARRAY['a'], NULL::real[]) IS NULL AS w,
-       simhash(text 'abc', shingle => NULL) IS NULL AS opt;
+       simhash(text 'abc', shingles => NULL) IS NULL AS opt;
 
 -- varchar columns call the function, not a cast
 CREATE TEMP TABLE vc (body varchar(100));
@@ -87,8 +104,12 @@ SELECT simhash(to_tsvector('english', 'The cat sat on the mat')) <->
        simhash(to_tsvector('english', 'A cat sat on a mat')) AS stop_words_ignored;
 
 -- bad options are errors naming the value (SQLSTATE 22023)
-SELECT simhash(text 'abc', shingle => 0);
-SELECT simhash(text 'abc', shingle => 9);
+SELECT simhash(text 'abc', shingles => '{0}');
+SELECT simhash(text 'abc', shingles => '{1,9}');
+SELECT simhash(text 'abc', shingles => '{}');
+SELECT simhash(text 'abc', shingles => '{1,1}');
+SELECT simhash(text 'abc', shingles => '{1,NULL}');
+SELECT simhash(text 'abc', shingles => '{{1},{3}}');
 SELECT simhash(text 'abc', weighting => 'idf');
 SELECT simhash(text 'abc', cjk => 'trigram');
 SELECT simhash_tokens(text 'abc', cjk => '');

@@ -129,3 +129,7 @@ SELECT amname FROM pg_am WHERE amname = 'simhash_perm' AND pg_indexam_progress_p
 
 -- the index must be of our kind
 SELECT * FROM simhash_perm_info('pg_class_oid_index');
+
+-- clean up for the tests that follow in the same database
+DROP TABLE empty_t, t, u, b, docs;
+DROP FUNCTION pseudo_fp(bigint);

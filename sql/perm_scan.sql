@@ -144,3 +144,7 @@ SELECT count(*) AS compared, count(*) FILTER (WHERE t.n <> (SELECT count(*) FROM
 RESET enable_seqscan;
 SELECT min(entries) = max(entries) AS tables_agree, min(entries) = (SELECT count(fp) FROM d) AS entries_match_rows
   FROM simhash_perm_info('d_idx');
+
+-- clean up for the tests that follow in the same database
+DROP TABLE d, q, ks, truth, by_index, by_bitmap, truth2;
+DROP FUNCTION pseudo_fp(bigint), flip_bits(simhash, bigint, int);

@@ -142,7 +142,7 @@ CREATE FUNCTION hamming_near(pg_catalog.int8, pg_catalog.int8, k pg_catalog.int4
 -- algorithm"; test fingerprint_golden).
 --
 CREATE FUNCTION simhash(doc pg_catalog.text,
-						shingle pg_catalog.int4 DEFAULT 3,
+						shingles pg_catalog.int4[] DEFAULT '{1,3}',
 						weighting pg_catalog.text DEFAULT 'tf',
 						cjk pg_catalog.text DEFAULT 'unigram')
 	RETURNS simhash
@@ -152,7 +152,7 @@ CREATE FUNCTION simhash(doc pg_catalog.text,
 -- varchar needs its own entry: simhash(varchar_column) would otherwise be
 -- read as a cast to the type simhash.
 CREATE FUNCTION simhash(doc pg_catalog.varchar,
-						shingle pg_catalog.int4 DEFAULT 3,
+						shingles pg_catalog.int4[] DEFAULT '{1,3}',
 						weighting pg_catalog.text DEFAULT 'tf',
 						cjk pg_catalog.text DEFAULT 'unigram')
 	RETURNS simhash
@@ -160,7 +160,7 @@ CREATE FUNCTION simhash(doc pg_catalog.varchar,
 	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 CREATE FUNCTION simhash_feature_count(doc pg_catalog.text,
-									  shingle pg_catalog.int4 DEFAULT 3,
+									  shingles pg_catalog.int4[] DEFAULT '{1,3}',
 									  weighting pg_catalog.text DEFAULT 'tf',
 									  cjk pg_catalog.text DEFAULT 'unigram')
 	RETURNS pg_catalog.int8

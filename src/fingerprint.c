@@ -12,9 +12,11 @@
  *	   bigram mode, overlapping pairs within a run); other letters, marks and
  *	   digits (categories L, M, N) form words; everything else separates.
  *	4. Hash each token's UTF-8 bytes with XXH3-64 (seed 0).
- *	5. A feature is a shingle of n consecutive tokens; its hash is XXH3-64 of
- *	   the n token hashes as little-endian 8-byte words.  A text with fewer
- *	   than n tokens (but at least one) has one feature made of all of them.
+ *	5. Features are the shingles of n consecutive tokens, for every n in the
+ *	   scheme's list of sizes (default 1 and 3: each token, and each run of
+ *	   three).  A feature's hash is XXH3-64 of its n token hashes written as
+ *	   little-endian 8-byte words.  For each size n larger than the text's
+ *	   token count (if it has any), the text has one feature of all tokens.
  *	6. Vote: each feature adds its weight to counter i if bit i of its hash
  *	   is 1 and subtracts it otherwise; bit i of the fingerprint is 1 iff
  *	   counter i ends above zero.  No features give fingerprint 0.
@@ -64,9 +66,6 @@ static const uint64 byte_spread[256] = {
 
 /* Scale of the fixed-point log-tf weights (exact integer sums) */
 #define LOG_WEIGHT_SCALE	1000000.0
-
-/* Unit votes are buffered and counted this many at a time */
-#define VOTE_BATCH		128
 
 /* Initialise an empty accumulator (the weighted sums only on first use) */
 void
@@ -350,10 +349,159 @@ is_ideograph(uint32 cp)
 	return in_block && is_word_code_point(cp);
 }
 
+/*
+ * Shingling and voting for SimhashOfText.
+ */
+
+/* Sort of uint64 feature hashes, for counting distinct features */
+#define ST_SORT sort_feature_hashes
+#define ST_ELEMENT_TYPE uint64
+#define ST_COMPARE(a, b) ((*(a) > *(b)) - (*(a) < *(b)))
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
+
+/* Token hashes are buffered and turned into features this many at a time */
+#define TOKEN_BATCH		256
+
+typedef struct ShingleState
+{
+	const SimhashConfig *config;
+	int			width;			/* largest shingle size */
+
+	/*
+	 * hashes[0..carry-1] are the last tokens of the previous batch (up to
+	 * width - 1 of them, so shingles continue across batches), followed by
+	 * the tokens of this batch up to nhashes.
+	 */
+	uint64		hashes[TOKEN_BATCH + SIMHASH_MAX_SHINGLE];
+	int			carry;
+	int			nhashes;
+	int64		ntokens;
+	int64		nfeatures;
+	SimhashVoter voter;
+	uint64		features[TOKEN_BATCH];	/* one size's features of a batch */
+	uint64	   *collected;		/* feature hashes, unless weighting is tf */
+	size_t		ncollected;
+	size_t		capacity;
+} ShingleState;
+
+/*
+ * Hash of the n token hashes at tokens[0..n-1], as little-endian 8-byte
+ * words.  A constant n lets the compiler inline XXH3's code for that length.
+ */
+static pg_attribute_always_inline uint64
+shingle_hash(const uint64 *tokens, int n)
+{
+#ifdef WORDS_BIGENDIAN
+	unsigned char buf[8 * SIMHASH_MAX_SHINGLE];
+	int			j,
+				b;
+
+	for (j = 0; j < n; j++)
+		for (b = 0; b < 8; b++)
+			buf[8 * j + b] = (unsigned char) (tokens[j] >> (8 * b));
+	return XXH3_64bits(buf, 8 * n);
+#else
+	return XXH3_64bits(tokens, 8 * n);
+#endif
+}
+
+/* Count (tf) or keep (binary, log) the features of one batch */
+static void
+take_features(ShingleState *st, const uint64 *features, int n)
+{
+	st->nfeatures += n;
+	if (st->config->weighting == SIMHASH_WEIGHT_TF)
+	{
+		SimhashVoterAddBatch(&st->voter, features, n);
+		return;
+	}
+	while (st->ncollected + n > st->capacity)
+	{
+		st->capacity *= 2;
+		st->collected = repalloc_huge(st->collected,
+									  st->capacity * sizeof(uint64));
+	}
+	memcpy(st->collected + st->ncollected, features, n * sizeof(uint64));
+	st->ncollected += n;
+}
+
+/*
+ * The features of shingle size n ending at the tokens hashes[from..to-1].
+ * The loop has no dependency from one shingle to the next, so the CPU can
+ * overlap their hashing.
+ */
+static pg_attribute_always_inline int
+shingles_of_size(const uint64 *hashes, int from, int to, int n, uint64 *out)
+{
+	int			p,
+				k = 0;
+
+	for (p = from; p < to; p++)
+		out[k++] = shingle_hash(hashes + p - n + 1, n);
+	return k;
+}
+
+/* Turn the buffered token hashes into features, keep the carry */
+static void
+flush_tokens(ShingleState *st)
+{
+	int			i;
+
+	for (i = 0; i < st->config->nsizes; i++)
+	{
+		int			n = st->config->sizes[i];
+		int			from = Max(st->carry, n - 1);
+		int			k;
+
+		if (from >= st->nhashes)
+			continue;
+		switch (n)
+		{
+			case 1:
+				k = shingles_of_size(st->hashes, from, st->nhashes, 1, st->features);
+				break;
+			case 2:
+				k = shingles_of_size(st->hashes, from, st->nhashes, 2, st->features);
+				break;
+			case 3:
+				k = shingles_of_size(st->hashes, from, st->nhashes, 3, st->features);
+				break;
+			default:
+				k = shingles_of_size(st->hashes, from, st->nhashes, n, st->features);
+				break;
+		}
+		take_features(st, st->features, k);
+	}
+
+	/* keep the last width - 1 hashes for the shingles of the next batch */
+	st->carry = Min(st->nhashes, st->width - 1);
+	memmove(st->hashes, st->hashes + st->nhashes - st->carry,
+			st->carry * sizeof(uint64));
+	st->nhashes = st->carry;
+}
+
+/*
+ * Token callback of the fingerprinting path: hash the token into the
+ * buffer.  Always inlined into the tokenizer's loop.
+ */
+static pg_attribute_always_inline void
+shingle_token(void *arg, const char *token, size_t len)
+{
+	ShingleState *st = (ShingleState *) arg;
+
+	st->hashes[st->nhashes++] = XXH3_64bits(token, len);
+	st->ntokens++;
+	if (st->nhashes == TOKEN_BATCH + st->carry)
+		flush_tokens(st);
+}
+
 /* Tokenizer state shared by the helpers below */
 typedef struct TokenizerState
 {
 	SimhashCjkMode cjk;
+	bool		fingerprint;	/* tokens go to shingle_token, not callback */
 	SimhashTokenCallback callback;
 	void	   *arg;
 	StringInfoData word;		/* word token being built */
@@ -362,24 +510,58 @@ typedef struct TokenizerState
 	int			run_length;		/* ideographs in the current run */
 } TokenizerState;
 
-/* Emit the word token being built, if any */
+/*
+ * Pass a token on: to the caller's callback, or, when there is none (the
+ * fingerprinting path), straight to shingle_token, which the compiler can
+ * then inline into the tokenizer's loop.
+ */
+static pg_attribute_always_inline void
+emit_token(TokenizerState *ts, const char *token, size_t len)
+{
+	if (ts->fingerprint)
+		shingle_token(ts->arg, token, len);
+	else
+		ts->callback(ts->arg, token, len);
+}
+
+/*
+ * The same, out of line, for the short tokens of CJK text: inlining XXH3 for
+ * them gains nothing and only makes the compiler reason about lengths that
+ * cannot occur.
+ */
+static pg_noinline void
+shingle_short_token(void *arg, const char *token, size_t len)
+{
+	shingle_token(arg, token, len);
+}
+
 static inline void
+emit_short_token(TokenizerState *ts, const char *token, size_t len)
+{
+	if (ts->fingerprint)
+		shingle_short_token(ts->arg, token, len);
+	else
+		ts->callback(ts->arg, token, len);
+}
+
+/* Emit the word token being built, if any */
+static pg_attribute_always_inline void
 flush_word(TokenizerState *ts)
 {
 	if (ts->word.len > 0)
 	{
-		ts->callback(ts->arg, ts->word.data, ts->word.len);
+		emit_token(ts, ts->word.data, ts->word.len);
 		ts->word.len = 0;
 		ts->word.data[0] = '\0';
 	}
 }
 
 /* End a run of ideographs: in bigram mode a run of one is a token */
-static inline void
+static pg_attribute_always_inline void
 end_ideograph_run(TokenizerState *ts)
 {
 	if (ts->run_length == 1 && ts->cjk == SIMHASH_CJK_BIGRAM)
-		ts->callback(ts->arg, ts->ideograph, ts->ideograph_len);
+		emit_short_token(ts, ts->ideograph, ts->ideograph_len);
 	ts->run_length = 0;
 }
 
@@ -393,12 +575,12 @@ add_ideograph(TokenizerState *ts, uint32 cp)
 
 	flush_word(ts);
 	if (ts->cjk == SIMHASH_CJK_UNIGRAM)
-		ts->callback(ts->arg, enc, len);
+		emit_short_token(ts, enc, len);
 	else if (ts->run_length > 0)
 	{
 		memcpy(pair, ts->ideograph, ts->ideograph_len);
 		memcpy(pair + ts->ideograph_len, enc, len);
-		ts->callback(ts->arg, pair, ts->ideograph_len + len);
+		emit_short_token(ts, pair, ts->ideograph_len + len);
 	}
 	memcpy(ts->ideograph, enc, len);
 	ts->ideograph_len = len;
@@ -406,27 +588,87 @@ add_ideograph(TokenizerState *ts, uint32 cp)
 }
 
 /*
- * ascii_word_fold[c] is the case-folded byte for an ASCII letter or digit and
- * 0 for everything else, so the ASCII path needs one load per byte.
+ * ascii_class[c]: 0 for bytes that are not ASCII letters or digits, 1 for
+ * lowercase letters and digits, 2 for uppercase letters (which fold).
  */
-#define AWF(c) ((((c) >= '0' && (c) <= '9') || ((c) >= 'a' && (c) <= 'z')) ? (c) : \
-				((c) >= 'A' && (c) <= 'Z') ? (c) + ('a' - 'A') : 0)
-#define AWF8(c) AWF(c), AWF((c) + 1), AWF((c) + 2), AWF((c) + 3), \
-				AWF((c) + 4), AWF((c) + 5), AWF((c) + 6), AWF((c) + 7)
-#define AWF32(c) AWF8(c), AWF8((c) + 8), AWF8((c) + 16), AWF8((c) + 24)
+#define AC(c) ((((c) >= '0' && (c) <= '9') || ((c) >= 'a' && (c) <= 'z')) ? 1 : \
+			   ((c) >= 'A' && (c) <= 'Z') ? 2 : 0)
+#define AC8(c) AC(c), AC((c) + 1), AC((c) + 2), AC((c) + 3), \
+			   AC((c) + 4), AC((c) + 5), AC((c) + 6), AC((c) + 7)
+#define AC32(c) AC8(c), AC8((c) + 8), AC8((c) + 16), AC8((c) + 24)
 
-static const unsigned char ascii_word_fold[256] = {
-	AWF32(0), AWF32(32), AWF32(64), AWF32(96)
+static const unsigned char ascii_class[256] = {
+	AC32(0), AC32(32), AC32(64), AC32(96)
 	/* bytes 128..255 are 0: not ASCII */
 };
 
+#ifndef WORDS_BIGENDIAN
+#define BYTES_ONES	UINT64CONST(0x0101010101010101)
+#define BYTES_HIGHS UINT64CONST(0x8080808080808080)
+
 /*
- * Split UTF-8 text into case-folded tokens and pass each to the callback,
- * in order.  Always inlined, so that a caller passing a constant callback
- * gets it inlined too.
+ * The high bit of every byte of x that lies strictly between m and n, for
+ * 0 <= m <= 127 and 0 <= n <= 128; bytes >= 0x80 never qualify.  No carry
+ * or borrow crosses a byte boundary, so the test is exact byte by byte.
+ */
+static inline uint64
+bytes_between(uint64 x, unsigned m, unsigned n)
+{
+	uint64		low7 = x & (BYTES_ONES * 127);
+
+	return ((BYTES_ONES * (127 + n)) - low7) & ~x &
+		(low7 + BYTES_ONES * (127 - m)) & BYTES_HIGHS;
+}
+#endif
+
+/*
+ * End of the run of ASCII letters and digits starting at p; sets *upper if
+ * it holds an uppercase letter.  Eight bytes at a time where it can: the
+ * end of a word is then found without a mispredicted branch per byte.
+ */
+static inline const unsigned char *
+scan_ascii_word(const unsigned char *p, const unsigned char *end, bool *upper)
+{
+	int			classes = 0;
+
+#ifndef WORDS_BIGENDIAN
+	while (end - p >= 8)
+	{
+		uint64		x;
+		uint64		caps,
+					stop;
+
+		memcpy(&x, p, sizeof(x));
+		caps = bytes_between(x, 'A' - 1, 'Z' + 1);
+		stop = ~(bytes_between(x, '0' - 1, '9' + 1) | caps |
+				 bytes_between(x, 'a' - 1, 'z' + 1)) & BYTES_HIGHS;
+		if (stop)
+		{
+			int			k = __builtin_ctzll(stop) >> 3;
+
+			*upper = (caps & ((UINT64CONST(1) << (8 * k)) - 1)) != 0 ||
+				classes == 2;
+			return p + k;
+		}
+		if (caps)
+			classes = 2;
+		p += 8;
+	}
+#endif
+	while (p < end && ascii_class[*p])
+		classes |= ascii_class[*p++];
+	*upper = (classes & 2) != 0;
+	return p;
+}
+
+/*
+ * Split UTF-8 text into case-folded tokens and pass each, in order, to
+ * shingle_token (fingerprint = true; arg is a ShingleState) or to the
+ * callback.  Always inlined, and fingerprint is a constant at each call, so
+ * each caller gets a loop with only its own path.
  */
 static pg_attribute_always_inline void
-tokenize(const char *text, size_t len, SimhashCjkMode cjk,
+tokenize(const char *text, size_t len, SimhashCjkMode cjk, bool fingerprint,
 		 SimhashTokenCallback callback, void *arg)
 {
 	const unsigned char *p = (const unsigned char *) text;
@@ -434,6 +676,7 @@ tokenize(const char *text, size_t len, SimhashCjkMode cjk,
 	TokenizerState ts;
 
 	ts.cjk = cjk;
+	ts.fingerprint = fingerprint;
 	ts.callback = callback;
 	ts.arg = arg;
 	initStringInfo(&ts.word);
@@ -444,28 +687,34 @@ tokenize(const char *text, size_t len, SimhashCjkMode cjk,
 	{
 		uint32		cp;
 
-		if (ascii_word_fold[*p])
+		if (ascii_class[*p])
 		{
 			/* fast path: a run of ASCII letters and digits */
-			unsigned char c;
-			char	   *out = ts.word.data + ts.word.len;
-			char	   *limit = ts.word.data + ts.word.maxlen - 1;
+			const unsigned char *start = p;
+			bool		upper;
 
 			end_ideograph_run(&ts);
-			while (p < end && (c = ascii_word_fold[*p]) != 0)
+			p = scan_ascii_word(p, end, &upper);
+
+			/*
+			 * A whole token in lowercase (the common case) is hashed where
+			 * it stands; otherwise the run is folded into the token being
+			 * built, which may also hold non-ASCII letters.
+			 */
+			if (ts.word.len == 0 && (p == end || *p < 0x80) && !upper)
+				emit_token(&ts, (const char *) start, p - start);
+			else
 			{
-				if (out == limit)
-				{
-					ts.word.len = out - ts.word.data;
-					enlargeStringInfo(&ts.word, 1);
-					out = ts.word.data + ts.word.len;
-					limit = ts.word.data + ts.word.maxlen - 1;
-				}
-				*out++ = (char) c;
-				p++;
+				const unsigned char *q;
+				char	   *out;
+
+				enlargeStringInfo(&ts.word, p - start);
+				out = ts.word.data + ts.word.len;
+				for (q = start; q < p; q++)
+					*out++ = (char) ascii_fold(*q);
+				*out = '\0';
+				ts.word.len = out - ts.word.data;
 			}
-			*out = '\0';
-			ts.word.len = out - ts.word.data;
 			continue;
 		}
 
@@ -503,7 +752,7 @@ void
 SimhashTokenize(const char *text, size_t len, SimhashCjkMode cjk,
 				SimhashTokenCallback callback, void *arg)
 {
-	tokenize(text, len, cjk, callback, arg);
+	tokenize(text, len, cjk, false, callback, arg);
 }
 
 /* Hash of a feature given as raw bytes (array and tsvector features) */
@@ -511,95 +760,6 @@ uint64
 SimhashFeatureHash(const char *bytes, size_t len)
 {
 	return XXH3_64bits(bytes, len);
-}
-
-/*
- * Shingling and voting for SimhashOfText.
- */
-
-/* Sort of uint64 feature hashes, for counting distinct features */
-#define ST_SORT sort_feature_hashes
-#define ST_ELEMENT_TYPE uint64
-#define ST_COMPARE(a, b) ((*(a) > *(b)) - (*(a) < *(b)))
-#define ST_SCOPE static
-#define ST_DEFINE
-#include "lib/sort_template.h"
-
-typedef struct ShingleState
-{
-	const SimhashConfig *config;
-	uint64		window[SIMHASH_MAX_SHINGLE];	/* hashes of the last tokens,
-												 * oldest first */
-	int64		ntokens;
-	int64		nfeatures;
-	SimhashVoter voter;
-	uint64		batch[VOTE_BATCH];	/* tf votes not yet counted */
-	int			nbatch;
-	uint64	   *collected;		/* feature hashes, unless weighting is tf */
-	size_t		ncollected;
-	size_t		capacity;
-} ShingleState;
-
-/* Emit the feature made of m consecutive token hashes */
-static inline void
-emit_feature(ShingleState *st, const uint64 *tokens, int m)
-{
-	uint64		hash;
-#ifdef WORDS_BIGENDIAN
-	unsigned char buf[8 * SIMHASH_MAX_SHINGLE];
-	int			j,
-				b;
-
-	for (j = 0; j < m; j++)
-		for (b = 0; b < 8; b++)
-			buf[8 * j + b] = (unsigned char) (tokens[j] >> (8 * b));
-	hash = XXH3_64bits(buf, 8 * m);
-#else
-	/* the window already holds little-endian 8-byte words */
-	hash = XXH3_64bits(tokens, 8 * m);
-#endif
-	st->nfeatures++;
-
-	if (st->config->weighting == SIMHASH_WEIGHT_TF)
-	{
-		st->batch[st->nbatch++] = hash;
-		if (st->nbatch == VOTE_BATCH)
-		{
-			SimhashVoterAddBatch(&st->voter, st->batch, VOTE_BATCH);
-			st->nbatch = 0;
-		}
-		return;
-	}
-	if (st->ncollected == st->capacity)
-	{
-		st->capacity *= 2;
-		st->collected = repalloc_huge(st->collected,
-									  st->capacity * sizeof(uint64));
-	}
-	st->collected[st->ncollected++] = hash;
-}
-
-/* Token callback: hash the token and emit the shingle it completes */
-static void
-shingle_token(void *arg, const char *token, size_t len)
-{
-	ShingleState *st = (ShingleState *) arg;
-	int			n = st->config->shingle;
-	uint64		hash = XXH3_64bits(token, len);
-
-	if (st->ntokens < n)
-		st->window[st->ntokens] = hash;
-	else
-	{
-		int			j;
-
-		for (j = 0; j < n - 1; j++)
-			st->window[j] = st->window[j + 1];
-		st->window[n - 1] = hash;
-	}
-	st->ntokens++;
-	if (st->ntokens >= n)
-		emit_feature(st, st->window, n);
 }
 
 /*
@@ -641,30 +801,42 @@ SimhashOfText(const char *text, size_t len, const SimhashConfig *config,
 {
 	ShingleState st;
 	uint64		result;
+	int			i;
 
-	Assert(config->shingle >= SIMHASH_MIN_SHINGLE &&
-		   config->shingle <= SIMHASH_MAX_SHINGLE);
+	Assert(config->nsizes >= 1 && config->nsizes <= SIMHASH_MAX_SHINGLE);
 
-	/* field by field: the batch buffer needs no zeroing */
+	/* field by field: the buffers need no zeroing */
 	st.config = config;
+	st.width = config->sizes[config->nsizes - 1];
+	st.carry = 0;
+	st.nhashes = 0;
 	st.ntokens = 0;
 	st.nfeatures = 0;
-	st.nbatch = 0;
 	st.collected = NULL;
 	st.ncollected = 0;
 	st.capacity = 0;
 	SimhashVoterInit(&st.voter);
 	if (config->weighting != SIMHASH_WEIGHT_TF)
 	{
-		st.capacity = 64;
+		st.capacity = 2 * TOKEN_BATCH;
 		st.collected = palloc(st.capacity * sizeof(uint64));
 	}
 
-	tokenize(text, len, config->cjk, shingle_token, &st);
-	if (st.ntokens > 0 && st.ntokens < config->shingle)
-		emit_feature(&st, st.window, (int) st.ntokens);
+	tokenize(text, len, config->cjk, true, NULL, &st);
+	flush_tokens(&st);
 
-	SimhashVoterAddBatch(&st.voter, st.batch, st.nbatch);
+	/*
+	 * A text shorter than a shingle size gives one feature of all its
+	 * tokens, which are then all still in the buffer.
+	 */
+	for (i = 0; i < config->nsizes; i++)
+		if (st.ntokens > 0 && st.ntokens < config->sizes[i])
+		{
+			uint64		f = shingle_hash(st.hashes, (int) st.ntokens);
+
+			take_features(&st, &f, 1);
+		}
+
 	if (st.collected != NULL)
 	{
 		vote_collected(&st);

@@ -33,14 +33,15 @@ typedef enum SimhashCjkMode
 	SIMHASH_CJK_BIGRAM			/* overlapping character pairs */
 } SimhashCjkMode;
 
-/* Limits of the shingle size */
+/* Limits of shingle sizes (tokens per feature) */
 #define SIMHASH_MIN_SHINGLE		1
 #define SIMHASH_MAX_SHINGLE		8
 
 /* The feature scheme of one fingerprint */
 typedef struct SimhashConfig
 {
-	int			shingle;		/* tokens per feature */
+	int			nsizes;			/* shingle sizes, ascending and distinct */
+	int			sizes[SIMHASH_MAX_SHINGLE];
 	SimhashWeighting weighting;
 	SimhashCjkMode cjk;
 } SimhashConfig;

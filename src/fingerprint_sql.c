@@ -85,20 +85,100 @@ parse_cjk(text *cjk)
 	return SIMHASH_CJK_UNIGRAM; /* keep compiler quiet */
 }
 
-/* Build a feature scheme from the optional arguments 1..3 of the call */
+/* Report a bad list of shingle sizes, written out as given */
+static void
+invalid_shingles(const char *given, const char *why)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("invalid shingle sizes: %s", given),
+			 errdetail("%s", why)));
+}
+
+/* Parse the shingle sizes: a non-empty int[] of distinct values 1..8 */
+static void
+parse_shingles(ArrayType *arr, SimhashConfig *config)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	int			i,
+				j;
+	StringInfoData given;
+
+	if (ARR_NDIM(arr) > 1)
+		invalid_shingles("(a multidimensional array)",
+						 "The sizes must be a one-dimensional array.");
+	deconstruct_array(arr, INT4OID, sizeof(int32), true, TYPALIGN_INT,
+					  &elems, &nulls, &n);
+
+	/* the value as written, for error messages */
+	initStringInfo(&given);
+	appendStringInfoChar(&given, '{');
+	for (i = 0; i < n; i++)
+	{
+		if (i > 0)
+			appendStringInfoChar(&given, ',');
+		if (nulls[i])
+			appendStringInfoString(&given, "NULL");
+		else
+			appendStringInfo(&given, "%d", DatumGetInt32(elems[i]));
+	}
+	appendStringInfoChar(&given, '}');
+
+	for (i = 0; i < n; i++)
+		if (nulls[i])
+			invalid_shingles(given.data, "The sizes must not be NULL.");
+	if (n < 1 || n > SIMHASH_MAX_SHINGLE)
+		invalid_shingles(given.data, psprintf("Give between 1 and %d sizes.",
+											  SIMHASH_MAX_SHINGLE));
+	for (i = 0; i < n; i++)
+	{
+		int32		v = DatumGetInt32(elems[i]);
+
+		if (v < SIMHASH_MIN_SHINGLE || v > SIMHASH_MAX_SHINGLE)
+			invalid_shingles(given.data,
+							 psprintf("Every size must be between %d and %d.",
+									  SIMHASH_MIN_SHINGLE, SIMHASH_MAX_SHINGLE));
+		/* insertion into the sorted list */
+		for (j = i; j > 0 && config->sizes[j - 1] > v; j--)
+			config->sizes[j] = config->sizes[j - 1];
+		if (j > 0 && config->sizes[j - 1] == v)
+			invalid_shingles(given.data, "Every size must appear once.");
+		config->sizes[j] = v;
+	}
+	config->nsizes = n;
+}
+
+/* Shingle sizes parsed on an earlier call, kept in fn_extra */
+typedef struct ShinglesCache
+{
+	Datum		arg;			/* the array argument it was parsed from */
+	SimhashConfig config;
+} ShinglesCache;
+
+/*
+ * Build a feature scheme from the optional arguments 1..3 of the call.  The
+ * shingle sizes are usually a constant, whose Datum is the same on every
+ * call of a query: parse them once.
+ */
 static void
 config_from_args(FunctionCallInfo fcinfo, SimhashConfig *config)
 {
-	int32		shingle = PG_GETARG_INT32(1);
 	text	   *weighting = PG_GETARG_TEXT_PP(2);
+	Datum		shingles = PG_GETARG_DATUM(1);
+	ShinglesCache *cache = (ShinglesCache *) fcinfo->flinfo->fn_extra;
 
-	if (shingle < SIMHASH_MIN_SHINGLE || shingle > SIMHASH_MAX_SHINGLE)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("shingle size %d is out of range", shingle),
-				 errdetail("The shingle size must be between %d and %d.",
-						   SIMHASH_MIN_SHINGLE, SIMHASH_MAX_SHINGLE)));
-	config->shingle = shingle;
+	if (cache == NULL || cache->arg != shingles)
+	{
+		if (cache == NULL)
+			cache = fcinfo->flinfo->fn_extra =
+				MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(ShinglesCache));
+		parse_shingles(DatumGetArrayTypeP(shingles), &cache->config);
+		cache->arg = shingles;
+	}
+	config->nsizes = cache->config.nsizes;
+	memcpy(config->sizes, cache->config.sizes, sizeof(config->sizes));
 
 	if (text_equals(weighting, "tf"))
 		config->weighting = SIMHASH_WEIGHT_TF;
@@ -113,7 +193,7 @@ config_from_args(FunctionCallInfo fcinfo, SimhashConfig *config)
 	config->cjk = parse_cjk(PG_GETARG_TEXT_PP(3));
 }
 
-/* simhash(text, shingle, weighting, cjk) */
+/* simhash(text, shingles, weighting, cjk) */
 Datum
 simhash_text(PG_FUNCTION_ARGS)
 {
@@ -127,7 +207,7 @@ simhash_text(PG_FUNCTION_ARGS)
 	PG_RETURN_SIMHASH(SimhashOfText(utf8, len, &config, NULL));
 }
 
-/* simhash_feature_count(text, shingle, weighting, cjk): features voting */
+/* simhash_feature_count(text, shingles, weighting, cjk): features voting */
 Datum
 simhash_text_feature_count(PG_FUNCTION_ARGS)
 {

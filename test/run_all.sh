@@ -6,9 +6,11 @@
 # On a fresh Debian 12 machine, as root, it installs what it needs (apt),
 # builds with warnings as errors, installs the extension, starts a private
 # cluster in a temporary directory (Unix socket only), runs the pg_regress
-# and isolation tests against it, then the TAP tests (which start and stop
-# their own clusters), and stops everything even on failure.  Exit status 0
-# means every test passed.  .ci/run runs exactly this.
+# and isolation tests against it and checks the fingerprints against the
+# independent reference implementation, then runs the TAP tests (which start
+# and stop their own clusters), and stops everything even on failure.  The
+# last line counts the suites; exit status 0 means every test passed.
+# .ci/run runs exactly this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source tools/common.sh
@@ -16,16 +18,33 @@ source tools/common.sh
 simhash_install_deps
 simhash_build_install
 
-status=0
+passed=0
+failed=0
+record() {	# suite name, exit status
+	if [ "$2" -eq 0 ]; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+		echo "== FAILED: $1"
+	fi
+}
+
 simhash_cluster_start
 
 echo "== pg_regress and isolation tests"
-if ! make -s installcheck; then
-	status=1
+rc=0
+make -s installcheck || rc=$?
+if [ $rc -ne 0 ]; then
 	for f in regression.diffs output_iso/regression.diffs; do
 		[ -f "$f" ] && { echo "---- $f"; cat "$f"; }
 	done
 fi
+record "pg_regress and isolation" $rc
+
+echo "== fingerprints against the independent reference implementation"
+rc=0
+PGDATABASE=contrib_regression /usr/bin/python3 test/reference/check.py --db --sample 1500 || rc=$?
+record "reference check" $rc
 simhash_cluster_stop
 
 echo "== TAP tests"
@@ -35,18 +54,19 @@ tapdir=$(mktemp -d /tmp/simhash-tap.XXXXXX)
 chmod 755 "$tapdir"
 [ "$(id -u)" = 0 ] && chown postgres: "$tapdir"
 pgxs_src=$(dirname "$(dirname "$(pg_config --pgxs)")")
-if ! simhash_as_pg env PATH="$PATH" TESTDIR="$tapdir" PG_REGRESS="$pgxs_src/test/regress/pg_regress" \
-	prove -I "$pgxs_src/test/perl" test/t/*.pl; then
-	status=1
-	find "$tapdir" -name '*.log' -newer "$tapdir" 2>/dev/null | while read -r log; do
-		echo "---- $log (last 40 lines)"; tail -40 "$log"
-	done
-fi
+for t in test/t/*.pl; do
+	rc=0
+	simhash_as_pg env PATH="$PATH" TESTDIR="$tapdir" PG_REGRESS="$pgxs_src/test/regress/pg_regress" \
+		prove -I "$pgxs_src/test/perl" "$t" || rc=$?
+	if [ $rc -ne 0 ]; then
+		find "$tapdir" -name 'regress_log_*' | while read -r log; do
+			echo "---- $log (last 60 lines)"; tail -60 "$log"
+		done
+	fi
+	record "$t" $rc
+done
 rm -rf "$tapdir"
 
-if [ $status -eq 0 ]; then
-	echo "== all tests passed"
-else
-	echo "== SOME TESTS FAILED"
-fi
-exit $status
+echo "== test suites"
+echo "suites: $passed passed, $failed failed"
+[ $failed -eq 0 ]

@@ -1,0 +1,19 @@
+--
+-- Golden fingerprints: the frozen output of the fingerprint algorithm.
+--
+-- Fingerprints are stored data: these values must never change.  A change
+-- to the tokenizer, the Unicode tables, the hash function or seed, the
+-- shingling, the weights, the tie rule or the bit order shows up here.  The
+-- same values are recomputed by an independent implementation
+-- (test/reference/check.py) in every test run.
+--
+CREATE TEMP TABLE golden (label text, shingles int[], weighting text, cjk text, doc text);
+\copy golden FROM 'test/golden/inputs.tsv'
+SELECT label, simhash(doc, shingles => shingles, weighting => weighting, cjk => cjk)
+  FROM golden ORDER BY label COLLATE "C";
+
+-- features given directly
+SELECT 'array' AS label, simhash(ARRAY['alpha', 'beta', 'gamma', 'alpha']);
+SELECT 'array_weighted' AS label, simhash(ARRAY['alpha', 'beta', 'gamma'], ARRAY[3, 1.5, 0.25]::real[]);
+SELECT 'array_negative' AS label, simhash(ARRAY['alpha', 'beta'], ARRAY[-2, 1]::real[]);
+SELECT 'tsvector' AS label, simhash('alpha:1,4 beta:2 gamma'::tsvector);

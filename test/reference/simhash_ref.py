@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""An independent reference implementation of simhash(text), written from
+the algorithm in README.md ("The fingerprint algorithm"), not from the C
+code.  check.py compares the two; they must agree bit for bit.
+
+Needs Debian's python3-xxhash and unicode-data (Unicode 15.0 tables in
+/usr/share/unicode, the version the C tables were generated from).
+"""
+import math
+import xxhash
+
+UCD = "/usr/share/unicode"
+
+IDEOGRAPH_BLOCKS = [(0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF),
+                    (0x20000, 0x323AF), (0x3040, 0x30FF), (0x31F0, 0x31FF),
+                    (0xFF66, 0xFF9F), (0x3100, 0x312F), (0x31A0, 0x31BF)]
+
+
+def _load():
+    fold = {}
+    with open(f"{UCD}/CaseFolding.txt", encoding="utf-8") as f:
+        for line in f:
+            line = line.split("#", 1)[0].strip()
+            if line:
+                code, status, target = [x.strip() for x in line.split(";")[:3]]
+                if status in ("C", "S"):
+                    fold[int(code, 16)] = int(target, 16)
+    word = set()
+    first = None
+    with open(f"{UCD}/UnicodeData.txt", encoding="utf-8") as f:
+        for line in f:
+            fields = line.split(";")
+            cp, name, cat = int(fields[0], 16), fields[1], fields[2]
+            if name.endswith(", First>"):
+                first = cp
+                continue
+            lo = first if name.endswith(", Last>") else cp
+            first = None
+            if cat[0] in "LMN":
+                word.update(range(lo, cp + 1))
+    return fold, word
+
+
+FOLD, WORD = _load()
+
+
+def normalize(cp):
+    if 0xFF01 <= cp <= 0xFF5E:
+        cp -= 0xFF01 - 0x21
+    elif cp == 0x3000:
+        cp = 0x20
+    return FOLD.get(cp, cp)
+
+
+def is_word(cp):
+    return cp in WORD
+
+
+def is_ideograph(cp):
+    return any(lo <= cp <= hi for lo, hi in IDEOGRAPH_BLOCKS) and is_word(cp)
+
+
+def tokens(text, cjk="unigram"):
+    """The tokens of a text, case-folded, as str."""
+    out, word, run = [], [], []
+
+    def end_word():
+        if word:
+            out.append("".join(word))
+            word.clear()
+
+    def end_run():
+        if cjk == "bigram" and len(run) == 1:
+            out.append(run[0])
+        run.clear()
+
+    for ch in text:
+        cp = normalize(ord(ch))
+        if is_ideograph(cp):
+            end_word()
+            if cjk == "unigram":
+                out.append(chr(cp))
+            elif run:
+                out.append(run[-1] + chr(cp))
+            run.append(chr(cp))
+        elif is_word(cp):
+            end_run()
+            word.append(chr(cp))
+        else:
+            end_word()
+            end_run()
+    end_word()
+    end_run()
+    return out
+
+
+def h64(data):
+    return xxhash.xxh3_64_intdigest(data)
+
+
+def le(hashes):
+    return b"".join(h.to_bytes(8, "little") for h in hashes)
+
+
+def features(text, shingles=(1, 3), cjk="unigram"):
+    th = [h64(t.encode("utf-8")) for t in tokens(text, cjk)]
+    out = []
+    for n in sorted(shingles):
+        if len(th) >= n:
+            out.extend(h64(le(th[p - n + 1:p + 1])) for p in range(n - 1, len(th)))
+        elif th:
+            out.append(h64(le(th)))
+    return out
+
+
+def vote(weighted):
+    """weighted: list of (hash, weight); bit i set iff its votes sum > 0"""
+    fp = 0
+    for i in range(64):
+        v = sum(w if (h >> i) & 1 else -w for h, w in weighted)
+        if v > 0:
+            fp |= 1 << i
+    return fp
+
+
+def simhash(text, shingles=(1, 3), weighting="tf", cjk="unigram"):
+    feats = features(text, shingles, cjk)
+    counts = {}
+    for f in feats:
+        counts[f] = counts.get(f, 0) + 1
+    if weighting == "tf":
+        weighted = [(f, 1) for f in feats]
+    elif weighting == "binary":
+        weighted = [(f, 1) for f in counts]
+    elif weighting == "log":
+        weighted = [(f, round(1e6 * (1.0 + math.log(c)))) for f, c in counts.items()]
+    else:
+        raise ValueError(weighting)
+    return vote(weighted)
+
+
+def simhash_array(elements, weights=None):
+    if weights is None:
+        weights = [1.0] * len(elements)
+    return vote([(h64(e.encode("utf-8")), w) for e, w in zip(elements, weights)
+                 if e is not None and w is not None])
+
+
+if __name__ == "__main__":
+    import sys
+    for line in sys.stdin:
+        print("%016x" % simhash(line.rstrip("\n")))
