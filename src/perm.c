@@ -149,6 +149,7 @@ table_stats(Relation index, int table, int prefix_bits, PermTableStats *st)
 	bool		any = false;
 	int			shift = 64 - prefix_bits;
 	BlockNumber next;
+	PermKey    *entries = palloc(PERM_LEAF_CAPACITY * sizeof(PermKey));
 
 	memset(st, 0, sizeof(*st));
 	first.key = 0;
@@ -183,7 +184,8 @@ table_stats(Relation index, int table, int prefix_bits, PermTableStats *st)
 	{
 		Page		page;
 		PermPageOpaque opaque;
-		int			i;
+		int			i,
+					n;
 
 		CHECK_FOR_INTERRUPTS();
 		buf = ReadBuffer(index, next);
@@ -191,13 +193,12 @@ table_stats(Relation index, int table, int prefix_bits, PermTableStats *st)
 		page = BufferGetPage(buf);
 		opaque = PermPageGetOpaque(page);
 		st->leaf_pages++;
-		for (i = 0; i < opaque->nentries; i++)
+		n = PermLeafSortedEntries(page, entries);
+		for (i = 0; i < n; i++)
 		{
-			PermKey		e;
 			uint64		b;
 
-			PermReadLeafEntry(page, i, &e);
-			b = shift >= 64 ? 0 : e.key >> shift;
+			b = shift >= 64 ? 0 : entries[i].key >> shift;
 			if (!any || b != bucket)
 			{
 				st->buckets++;

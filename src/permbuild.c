@@ -153,6 +153,7 @@ write_level(Relation index, ForkNumber fork, int table, int level,
 		opaque = PermPageGetOpaque(page);
 		memcpy(PermPageEntries(page), entries + start * esize, (end - start) * esize);
 		opaque->nentries = end - start;
+		opaque->nsorted = end - start;
 		((PageHeader) page)->pd_lower += (end - start) * esize;
 
 		if (end > start)
@@ -243,6 +244,7 @@ write_index(Relation index, ForkNumber fork, PermBuildState *bs)
 	PermMetaPage meta;
 	char	   *packed;
 	BuildEntry *sorted = NULL;
+	PermPermutation *perm;
 	int			t;
 	int64		i;
 
@@ -288,16 +290,18 @@ write_index(Relation index, ForkNumber fork, PermBuildState *bs)
 		sorted = palloc_extended(bs->n * sizeof(BuildEntry), MCXT_ALLOC_HUGE);
 	packed = palloc_extended(Max(bs->n, 1) * PERM_LEAF_ENTRY_SIZE, MCXT_ALLOC_HUGE);
 
+	perm = palloc(sizeof(PermPermutation));
 	for (t = 0; t < layout.ntables; t++)
 	{
 		BlockNumber root;
 		uint16		root_level;
 
+		PermMakePermutation(layout.bits[t], perm);
 		for (i = 0; i < bs->n; i++)
 		{
 			if ((i & 0xFFFF) == 0)
 				CHECK_FOR_INTERRUPTS();
-			sorted[i].key = PermPermute(layout.bits[t], bs->fps[i]);
+			sorted[i].key = PermPermuteFast(perm, bs->fps[i]);
 			sorted[i].tid = bs->tids[i];
 		}
 		if (bs->n > 0)

@@ -3,8 +3,8 @@
  * perminsert.c
  *		simhash_perm: inserting one row (aminsert).
  *
- * A row goes into every table under that table's permuted key, one WAL
- * record per table.  After a crash a row's entries may sit in only some of
+ * A row goes into every table under that table's permuted key, up to four
+ * tables per WAL record (PermInsertRow).  After a crash a row's entries may sit in only some of
  * the tables, but only for a transaction that never committed, whose heap
  * tuple no snapshot sees; VACUUM removes such entries like any other dead
  * ones.
@@ -27,6 +27,7 @@ perminsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 		   IndexInfo *indexInfo)
 {
 	PermState  *state;
+	PermKey		keys[PERM_MAX_TABLES];
 	uint64		fp;
 	int			t;
 
@@ -37,11 +38,9 @@ perminsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	fp = (uint64) DatumGetInt64(values[0]);
 	for (t = 0; t < state->ntables; t++)
 	{
-		PermKey		key;
-
-		key.key = PermPermute(state->bits[t], fp);
-		key.tid = *ht_ctid;
-		PermInsertEntry(index, t, &key);
+		keys[t].key = PermPermuteFast(&state->perm[t], fp);
+		keys[t].tid = *ht_ctid;
 	}
+	PermInsertRow(index, state->ntables, keys);
 	return false;
 }

@@ -154,7 +154,7 @@ PermSearch(IndexScanDesc scan, PermMatchCallback callback, void *arg)
 		queries[i].center = sq->center;
 		queries[i].radius = sq->radius;
 		for (t = 0; t < state->ntables; t++)
-			queries[i].key[t] = PermPermute(state->bits[t], sq->center);
+			queries[i].key[t] = PermPermuteFast(&state->perm[t], sq->center);
 	}
 	/* the tightest key drives the probes, the others filter */
 	for (i = 1; i < scan->numberOfKeys; i++)

@@ -17,6 +17,8 @@
 #include <math.h>
 
 #include "access/generic_xlog.h"
+#include "access/xloginsert.h"
+#include "access/rmgr.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
@@ -62,12 +64,18 @@ PermGetState(Relation index)
 	state->max_distance = meta->max_distance;
 	state->blocks = meta->blocks;
 	state->ntables = meta->ntables;
+	state->perm = MemoryContextAlloc(index->rd_indexcxt,
+									 meta->ntables * sizeof(PermPermutation));
 	for (t = 0; t < meta->ntables; t++)
 	{
 		state->prefix_bits[t] = meta->tables[t].prefix_bits;
 		memcpy(state->bits[t], meta->tables[t].bits, 64);
+		state->root[t] = meta->tables[t].root;
+		state->root_level[t] = meta->tables[t].root_level;
 	}
 	UnlockReleaseBuffer(buf);
+	for (t = 0; t < state->ntables; t++)
+		PermMakePermutation(state->bits[t], &state->perm[t]);
 
 	index->rd_amcache = state;
 	return state;
@@ -204,6 +212,26 @@ PermPermute(const uint8 *bits, uint64 fp)
 	return key;
 }
 
+/* The lookup tables of a permutation (see PermPermutation) */
+void
+PermMakePermutation(const uint8 *bits, PermPermutation *perm)
+{
+	int			v,
+				j;
+
+	memset(perm, 0, sizeof(PermPermutation));
+	/* bits[j] is the fingerprint bit that becomes key bit 63 - j */
+	for (j = 0; j < 64; j++)
+	{
+		int			byte = bits[j] / 8;
+		int			bit = bits[j] % 8;
+
+		for (v = 0; v < 256; v++)
+			if (v & (1 << bit))
+				perm->spread[byte][v] |= UINT64CONST(1) << (63 - j);
+	}
+}
+
 /* Initialise a page of any kind */
 void
 PermInitPage(Page page, uint16 flags, uint16 table, uint16 level)
@@ -217,6 +245,7 @@ PermInitPage(Page page, uint16 flags, uint16 table, uint16 level)
 	opaque->table = table;
 	opaque->level = level;
 	opaque->nentries = 0;
+	opaque->nsorted = 0;
 	opaque->hikey = 0;
 	ItemPointerSetInvalid(&opaque->hikey_tid);
 	opaque->page_id = PERM_PAGE_ID;
@@ -305,12 +334,12 @@ read_key(Page page, int i, PermKey *out)
 	memcpy(&out->tid, p + sizeof(uint64), sizeof(ItemPointerData));
 }
 
-/* First slot whose key is >= key */
+/* First slot of the sorted part whose key is >= key */
 static int
 lower_bound(Page page, const PermKey *key)
 {
 	int			lo = 0;
-	int			hi = PermPageGetOpaque(page)->nentries;
+	int			hi = PermPageGetOpaque(page)->nsorted;
 
 	while (lo < hi)
 	{
@@ -340,23 +369,32 @@ beyond_high_key(Page page, const PermKey *key)
 	return PermCompareKeys(key, &hikey) >= 0;
 }
 
-/* The current root of a table and its level */
+/*
+ * A root of a table to descend from, and its level: the cached one if it
+ * reaches target_level, else the current one from the metapage.
+ */
 static BlockNumber
-get_root(Relation index, int table, int *level)
+get_root(Relation index, int table, int target_level, int *level)
 {
-	Buffer		buf = ReadBuffer(index, PERM_METAPAGE_BLKNO);
+	PermState  *state = PermGetState(index);
+	Buffer		buf;
 	PermMetaPage meta;
-	BlockNumber root;
 
-	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	meta = PermPageGetMeta(BufferGetPage(buf));
-	if (table >= meta->ntables)
+	if (table >= state->ntables)
 		elog(ERROR, "simhash_perm table %d does not exist in index \"%s\"",
 			 table, RelationGetRelationName(index));
-	root = meta->tables[table].root;
-	*level = meta->tables[table].root_level;
-	UnlockReleaseBuffer(buf);
-	return root;
+	if (state->root_level[table] < target_level ||
+		state->root[table] == InvalidBlockNumber)
+	{
+		buf = ReadBuffer(index, PERM_METAPAGE_BLKNO);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		meta = PermPageGetMeta(BufferGetPage(buf));
+		state->root[table] = meta->tables[table].root;
+		state->root_level[table] = meta->tables[table].root_level;
+		UnlockReleaseBuffer(buf);
+	}
+	*level = state->root_level[table];
+	return state->root[table];
 }
 
 /*
@@ -370,7 +408,7 @@ descend(Relation index, int table, const PermKey *key, int target_level,
 		int lockmode)
 {
 	int			level;
-	BlockNumber blkno = get_root(index, table, &level);
+	BlockNumber blkno = get_root(index, table, target_level, &level);
 	Buffer		buf;
 
 	if (level < target_level)
@@ -422,22 +460,98 @@ descend(Relation index, int table, const PermKey *key, int target_level,
 	}
 }
 
-/* Put an entry into a page with room, keeping the array sorted */
+/* Order of packed entries, for sorting a leaf */
+static int
+compare_packed(const void *a, const void *b)
+{
+	PermKey		ka,
+				kb;
+
+	memcpy(&ka.key, a, sizeof(uint64));
+	memcpy(&ka.tid, (const char *) a + sizeof(uint64), sizeof(ItemPointerData));
+	memcpy(&kb.key, b, sizeof(uint64));
+	memcpy(&kb.tid, (const char *) b + sizeof(uint64), sizeof(ItemPointerData));
+	return PermCompareKeys(&ka, &kb);
+}
+
+/* Merge a leaf's tail into its sorted part: sort the tail, then merge */
+static void
+sort_leaf(Page page)
+{
+	PermPageOpaque opaque = PermPageGetOpaque(page);
+	char	   *entries = PermPageEntries(page);
+	int			ns = opaque->nsorted;
+	int			n = opaque->nentries;
+	char		merged[BLCKSZ];
+	int			a = 0,
+				b = ns,
+				k = 0;
+
+	if (ns == n)
+		return;
+	qsort(entries + ns * PERM_LEAF_ENTRY_SIZE, n - ns, PERM_LEAF_ENTRY_SIZE,
+		  compare_packed);
+	while (a < ns || b < n)
+	{
+		int			from;
+
+		if (b == n || (a < ns &&
+					   compare_packed(entries + a * PERM_LEAF_ENTRY_SIZE,
+									  entries + b * PERM_LEAF_ENTRY_SIZE) < 0))
+			from = a++;
+		else
+			from = b++;
+		memcpy(merged + k++ * PERM_LEAF_ENTRY_SIZE,
+			   entries + from * PERM_LEAF_ENTRY_SIZE, PERM_LEAF_ENTRY_SIZE);
+	}
+	memcpy(entries, merged, n * PERM_LEAF_ENTRY_SIZE);
+	opaque->nsorted = n;
+}
+
+/* All entries of a leaf, in key order, into out[]; returns how many */
+int
+PermLeafSortedEntries(Page page, PermKey *out)
+{
+	PermPageOpaque opaque = PermPageGetOpaque(page);
+	char	   *copy = palloc(opaque->nentries * PERM_LEAF_ENTRY_SIZE);
+	int			i;
+
+	memcpy(copy, PermPageEntries(page), opaque->nentries * PERM_LEAF_ENTRY_SIZE);
+	qsort(copy, opaque->nentries, PERM_LEAF_ENTRY_SIZE, compare_packed);
+	for (i = 0; i < opaque->nentries; i++)
+	{
+		memcpy(&out[i].key, copy + i * PERM_LEAF_ENTRY_SIZE, sizeof(uint64));
+		memcpy(&out[i].tid, copy + i * PERM_LEAF_ENTRY_SIZE + sizeof(uint64),
+			   sizeof(ItemPointerData));
+	}
+	pfree(copy);
+	return opaque->nentries;
+}
+
+/*
+ * Put an entry into a page with room: appended to a leaf's tail (sorted in
+ * when the tail is long), or in order into an internal page.
+ */
 static void
 page_add_entry(Page page, const PermKey *key, BlockNumber child)
 {
 	PermPageOpaque opaque = PermPageGetOpaque(page);
 	size_t		esize = entry_size(page);
-	int			pos = lower_bound(page, key);
+	bool		leaf = PermPageIsLeaf(page);
+	int			pos = leaf ? opaque->nentries : lower_bound(page, key);
 	char	   *slot = entry_ptr(page, pos);
 
 	memmove(slot + esize, slot, (opaque->nentries - pos) * esize);
-	write_entry(slot, key, child, PermPageIsLeaf(page));
+	write_entry(slot, key, child, leaf);
 	opaque->nentries++;
 	((PageHeader) page)->pd_lower += esize;
+	if (!leaf)
+		opaque->nsorted = opaque->nentries;
+	else if (opaque->nentries - opaque->nsorted >= PERM_LEAF_TAIL_MAX)
+		sort_leaf(page);
 }
 
-/* Replace a page's entries by the given packed array */
+/* Replace a page's entries by the given packed, sorted array */
 static void
 page_set_entries(Page page, const char *entries, int n)
 {
@@ -445,7 +559,121 @@ page_set_entries(Page page, const char *entries, int n)
 
 	memcpy(PermPageEntries(page), entries, n * esize);
 	PermPageGetOpaque(page)->nentries = n;
+	PermPageGetOpaque(page)->nsorted = n;
 	((PageHeader) page)->pd_lower = (PermPageEntries(page) - (char *) page) + n * esize;
+}
+
+/*
+ * WAL for appends to leaves.
+ *
+ * An append changes three small byte ranges of a leaf: the new entry (or,
+ * when the tail was merged, the whole entry array), pd_lower, and the
+ * entry counts in the special space.  GenericXLogRegisterBuffer and
+ * GenericXLogFinish would copy each page and compare it byte by byte with
+ * its copy to find them, which costs more than everything else an insert
+ * does.  Instead the ranges are written here as a generic WAL record in the
+ * form generic_redo() replays: per block, a sequence of fragments
+ * (uint16 offset, uint16 length, bytes), after which redo zeroes the hole
+ * between pd_lower and pd_upper, as GenericXLogFinish does on the primary.
+ * Full-page images follow the usual rules (REGBUF_STANDARD).
+ */
+typedef struct LeafAppend
+{
+	Buffer		buf;
+	int			slot;			/* the new entry's slot */
+	bool		merged;			/* the tail was merged: log all entries */
+} LeafAppend;
+
+/* Append key to the leaf in la->buf, which has room; no WAL yet */
+static void
+leaf_append(LeafAppend *la, const PermKey *key)
+{
+	Page		page = BufferGetPage(la->buf);
+	PermPageOpaque opaque = PermPageGetOpaque(page);
+
+	la->slot = opaque->nentries;
+	write_entry(entry_ptr(page, la->slot), key, InvalidBlockNumber, true);
+	opaque->nentries++;
+	((PageHeader) page)->pd_lower += PERM_LEAF_ENTRY_SIZE;
+	la->merged = false;
+	if (opaque->nentries - opaque->nsorted >= PERM_LEAF_TAIL_MAX)
+	{
+		sort_leaf(page);
+		la->merged = true;
+	}
+}
+
+/* Add one fragment to a generic WAL delta being built */
+static char *
+add_fragment(char *out, Page page, const void *start, size_t len)
+{
+	OffsetNumber off = (OffsetNumber) ((const char *) start - (const char *) page);
+	OffsetNumber olen = (OffsetNumber) len;
+
+	memcpy(out, &off, sizeof(off));
+	memcpy(out + sizeof(off), &olen, sizeof(olen));
+	memcpy(out + 2 * sizeof(OffsetNumber), start, len);
+	return out + 2 * sizeof(OffsetNumber) + len;
+}
+
+/*
+ * Append keys[i] to the leaf in las[i].buf for each i, all exclusively
+ * locked and with room, atomically and WAL-logged as one record.
+ */
+static void
+leaves_append_logged(Relation index, int n, LeafAppend *las, const PermKey *keys)
+{
+	char	   *deltas[MAX_GENERIC_XLOG_PAGES];
+	int			lens[MAX_GENERIC_XLOG_PAGES];
+	bool		needwal = RelationNeedsWAL(index);
+	int			i;
+
+	for (i = 0; i < n; i++)
+		deltas[i] = needwal ? palloc(BLCKSZ + 64) : NULL;
+
+	START_CRIT_SECTION();
+	for (i = 0; i < n; i++)
+	{
+		Page		page = BufferGetPage(las[i].buf);
+		PermPageOpaque opaque = PermPageGetOpaque(page);
+		char	   *out;
+
+		leaf_append(&las[i], &keys[i]);
+		MarkBufferDirty(las[i].buf);
+		if (!needwal)
+			continue;
+		out = deltas[i];
+		if (las[i].merged)
+			out = add_fragment(out, page, PermPageEntries(page),
+							   opaque->nentries * PERM_LEAF_ENTRY_SIZE);
+		else
+			out = add_fragment(out, page, entry_ptr(page, las[i].slot),
+							   PERM_LEAF_ENTRY_SIZE);
+		out = add_fragment(out, page, &((PageHeader) page)->pd_lower,
+						   sizeof(LocationIndex));
+		out = add_fragment(out, page, &opaque->nentries,
+						   2 * sizeof(uint16));	/* nentries, nsorted */
+		lens[i] = out - deltas[i];
+	}
+	if (needwal)
+	{
+		XLogRecPtr	lsn;
+
+		XLogBeginInsert();
+		for (i = 0; i < n; i++)
+		{
+			XLogRegisterBuffer(i, las[i].buf, REGBUF_STANDARD);
+			XLogRegisterBufData(i, deltas[i], lens[i]);
+		}
+		lsn = XLogInsert(RM_GENERIC_ID, 0);
+		for (i = 0; i < n; i++)
+			PageSetLSN(BufferGetPage(las[i].buf), lsn);
+	}
+	END_CRIT_SECTION();
+
+	for (i = 0; i < n; i++)
+		if (deltas[i])
+			pfree(deltas[i]);
 }
 
 static void insert_downlink(Relation index, int table, int level,
@@ -469,7 +697,7 @@ split_and_add(Relation index, int table, Buffer buf, const PermKey *key,
 	int			level = opaque->level;
 	bool		was_root = (opaque->flags & PERM_ROOT) != 0;
 	char	   *all = palloc((n + 1) * esize);
-	int			pos = lower_bound(page, key);
+	int			pos = leaf ? n : lower_bound(page, key);
 	int			nleft;
 	Buffer		rbuf = PermNewBuffer(index, MAIN_FORKNUM);
 	Buffer		rootbuf = InvalidBuffer;
@@ -483,11 +711,16 @@ split_and_add(Relation index, int table, Buffer buf, const PermKey *key,
 	BlockNumber rblkno;
 
 	/* all entries plus the new one, in order */
-	memcpy(all, PermPageEntries(page), pos * esize);
-	write_entry(all + pos * esize, key, child, leaf);
-	memcpy(all + (pos + 1) * esize, PermPageEntries(page) + pos * esize,
-		   (n - pos) * esize);
+	memcpy(all, PermPageEntries(page), n * esize);
+	write_entry(all + n * esize, key, child, leaf);
 	n++;
+	if (leaf)
+		qsort(all, n, esize, compare_packed);
+	else
+	{
+		memmove(all + (pos + 1) * esize, all + pos * esize, (n - 1 - pos) * esize);
+		write_entry(all + pos * esize, key, child, leaf);
+	}
 	nleft = n / 2;
 	memcpy(&sep.key, all + nleft * esize, sizeof(uint64));
 	memcpy(&sep.tid, all + nleft * esize + sizeof(uint64), sizeof(ItemPointerData));
@@ -584,13 +817,23 @@ PermInsertEntry(Relation index, int table, const PermKey *key)
 {
 	Buffer		buf = descend(index, table, key, 0, BUFFER_LOCK_EXCLUSIVE);
 
-	add_to_page(index, table, buf, key, InvalidBlockNumber);
+	if (PermPageGetOpaque(BufferGetPage(buf))->nentries < PERM_LEAF_CAPACITY)
+	{
+		LeafAppend	la;
+
+		la.buf = buf;
+		leaves_append_logged(index, 1, &la, key);
+		UnlockReleaseBuffer(buf);
+	}
+	else
+		split_and_add(index, table, buf, key, InvalidBlockNumber);
 }
 
 /*
  * Report every entry of a table whose key lies in [lo, hi] and is within
  * max_distance bits of query_key.  Each leaf is read whole under its share
- * lock and released before the next is locked; matches are reported while
+ * lock (its sorted part from the first key in range, then its unsorted
+ * tail) and released before the next is locked; matches are reported while
  * the lock is held, so the callback must not do I/O or take locks.
  *
  * A run of entries with one key that is too far away and continues onto
@@ -604,43 +847,41 @@ PermProbeRange(Relation index, int table, uint64 lo, uint64 hi,
 {
 	PermKey		search;
 	Buffer		buf;
-	bool		done = false;
 
 	search.key = lo;
 	ItemPointerSet(&search.tid, 0, 0);
 	buf = descend(index, table, &search, 0, BUFFER_LOCK_SHARE);
 
-	while (!done)
+	for (;;)
 	{
 		Page		page = BufferGetPage(buf);
 		PermPageOpaque opaque = PermPageGetOpaque(page);
-		int			n = opaque->nentries;
-		int			i = lower_bound(page, &search);
+		int			i;
+		bool		past_hi = false;
 		bool		skip = false;
 		PermKey		e = {0};
 
-		for (; i < n; i++)
+		/* the sorted part, from the first entry >= search */
+		for (i = lower_bound(page, &search); i < opaque->nsorted; i++)
 		{
 			int			d;
 
 			PermReadLeafEntry(page, i, &e);
 			if (e.key > hi)
 			{
-				done = true;
+				past_hi = true;
 				break;
 			}
 			d = __builtin_popcountll(e.key ^ query_key);
 			if (d <= max_distance)
-			{
 				callback(arg, &e.tid, e.key, d);
-				continue;
-			}
-			/* a far key filling the rest of the page and going on: skip it */
-			if (!PermPageIsRightmost(page) && opaque->hikey == e.key && i + 1 < n)
+			else if (!PermPageIsRightmost(page) && opaque->hikey == e.key &&
+					 i + 1 < opaque->nsorted)
 			{
+				/* a far key filling the rest of the page and going on */
 				PermKey		last;
 
-				PermReadLeafEntry(page, n - 1, &last);
+				PermReadLeafEntry(page, opaque->nsorted - 1, &last);
 				if (last.key == e.key)
 				{
 					skip = true;
@@ -649,23 +890,33 @@ PermProbeRange(Relation index, int table, uint64 lo, uint64 hi,
 			}
 		}
 
-		if (!done && skip)
+		/* the unsorted tail: every entry in [lo, hi] */
+		for (i = opaque->nsorted; i < opaque->nentries; i++)
 		{
-			if (e.key == PG_UINT64_MAX || e.key + 1 > hi)
-				done = true;
-			else
-			{
-				UnlockReleaseBuffer(buf);
-				CHECK_FOR_INTERRUPTS();
-				search.key = e.key + 1;
-				ItemPointerSet(&search.tid, 0, 0);
-				buf = descend(index, table, &search, 0, BUFFER_LOCK_SHARE);
+			PermKey		t;
+			int			d;
+
+			PermReadLeafEntry(page, i, &t);
+			if (t.key < lo || t.key > hi)
 				continue;
-			}
+			d = __builtin_popcountll(t.key ^ query_key);
+			if (d <= max_distance)
+				callback(arg, &t.tid, t.key, d);
 		}
-		if (!done && (PermPageIsRightmost(page) || opaque->hikey > hi))
-			done = true;
-		if (!done)
+
+		if (skip && e.key < hi)
+		{
+			UnlockReleaseBuffer(buf);
+			CHECK_FOR_INTERRUPTS();
+			search.key = e.key + 1;
+			ItemPointerSet(&search.tid, 0, 0);
+			buf = descend(index, table, &search, 0, BUFFER_LOCK_SHARE);
+			continue;
+		}
+		if (skip || past_hi || PermPageIsRightmost(page) || opaque->hikey > hi)
+			break;
+
+		/* move right */
 		{
 			BlockNumber next = opaque->rightlink;
 
@@ -678,6 +929,59 @@ PermProbeRange(Relation index, int table, uint64 lo, uint64 hi,
 		}
 	}
 	UnlockReleaseBuffer(buf);
+}
+
+/*
+ * Insert one row's entries into its tables.  Tables are taken four at a
+ * time (the most one generic WAL record can hold): their leaves are locked
+ * in table order and, if all have room, the four appends are one record.
+ * If one is full, those tables are inserted one by one, splitting as
+ * needed.
+ */
+void
+PermInsertRow(Relation index, int ntables, const PermKey *keys)
+{
+	int			first;
+
+	for (first = 0; first < ntables; first += MAX_GENERIC_XLOG_PAGES)
+	{
+		int			n = Min(MAX_GENERIC_XLOG_PAGES, ntables - first);
+		Buffer		bufs[MAX_GENERIC_XLOG_PAGES];
+		bool		room = true;
+		int			i;
+
+		for (i = 0; i < n; i++)
+		{
+			bufs[i] = descend(index, first + i, &keys[first + i], 0,
+							  BUFFER_LOCK_EXCLUSIVE);
+			if (PermPageGetOpaque(BufferGetPage(bufs[i]))->nentries >= PERM_LEAF_CAPACITY)
+			{
+				room = false;
+				i++;
+				break;
+			}
+		}
+
+		if (room)
+		{
+			LeafAppend	las[MAX_GENERIC_XLOG_PAGES];
+
+			for (i = 0; i < n; i++)
+				las[i].buf = bufs[i];
+			leaves_append_logged(index, n, las, &keys[first]);
+			for (i = 0; i < n; i++)
+				UnlockReleaseBuffer(bufs[i]);
+		}
+		else
+		{
+			int			locked = i;
+
+			for (i = 0; i < locked; i++)
+				UnlockReleaseBuffer(bufs[i]);
+			for (i = 0; i < n; i++)
+				PermInsertEntry(index, first + i, &keys[first + i]);
+		}
+	}
 }
 
 /* Copy of the table roots and levels as they are now */

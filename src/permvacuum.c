@@ -44,7 +44,9 @@ vacuum_leaf(Relation index, Buffer buf, IndexBulkDeleteCallback callback,
 	int			n = opaque->nentries;
 	bool		rows = (opaque->table == 0);
 	int			i,
-				kept = 0;
+				kept = 0,
+				kept_sorted,
+				nsorted;
 	GenericXLogState *xlog;
 	Page		wpage;
 	char	   *entries;
@@ -67,7 +69,9 @@ vacuum_leaf(Relation index, Buffer buf, IndexBulkDeleteCallback callback,
 	xlog = GenericXLogStart(index);
 	wpage = GenericXLogRegisterBuffer(xlog, buf, 0);
 	entries = PermPageEntries(wpage);
+	nsorted = PermPageGetOpaque(wpage)->nsorted;
 	kept = i;
+	kept_sorted = Min(i, nsorted);
 	for (; i < n; i++)
 	{
 		PermKey		e;
@@ -83,8 +87,12 @@ vacuum_leaf(Relation index, Buffer buf, IndexBulkDeleteCallback callback,
 			memmove(entries + kept * PERM_LEAF_ENTRY_SIZE,
 					entries + i * PERM_LEAF_ENTRY_SIZE, PERM_LEAF_ENTRY_SIZE);
 		kept++;
+		if (i < nsorted)
+			kept_sorted++;
 	}
+	/* survivors keep their order: the sorted part stays sorted */
 	PermPageGetOpaque(wpage)->nentries = kept;
+	PermPageGetOpaque(wpage)->nsorted = kept_sorted;
 	((PageHeader) wpage)->pd_lower =
 		(entries - (char *) wpage) + kept * PERM_LEAF_ENTRY_SIZE;
 	GenericXLogFinish(xlog);
