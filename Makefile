@@ -19,7 +19,8 @@ OBJS = \
 	src/permvacuum.o \
 	src/permcost.o \
 	src/permvalidate.o \
-	src/permutils.o
+	src/permutils.o \
+	src/permleaf.o
 
 EXTENSION = simhash
 DATA = $(wildcard sql/simhash--*.sql)

@@ -149,7 +149,7 @@ table_stats(Relation index, int table, int prefix_bits, PermTableStats *st)
 	bool		any = false;
 	int			shift = 64 - prefix_bits;
 	BlockNumber next;
-	PermKey    *entries = palloc(PERM_LEAF_CAPACITY * sizeof(PermKey));
+	PermKey    *entries = palloc(PERM_LEAF_MAX_ENTRIES * sizeof(PermKey));
 
 	memset(st, 0, sizeof(*st));
 	first.key = 0;

@@ -35,10 +35,12 @@
  * every table).  Each table is a B+tree of its own in the same relation,
  * keyed on (permuted key, heap TID), which makes every entry unique even
  * when many rows share one fingerprint.  Leaf pages hold a packed array of
- * 14-byte entries (key, TID): a sorted part followed by a short unsorted
- * tail of recent inserts, merged into the sorted part every
- * PERM_LEAF_TAIL_MAX inserts; internal pages hold sorted (key, TID, child)
- * downlinks.  There are no line pointers: pd_lower marks the end of the
+ * (key, TID) entries in a compact format of their own (the key bytes that
+ * the page's whole key range shares are left out, and the TID takes the
+ * bytes it needs: about 10 bytes an entry in a table of ten million rows;
+ * see permleaf.c): a sorted part followed by a short unsorted tail of
+ * recent inserts, merged into the sorted part every PERM_LEAF_TAIL_MAX
+ * inserts.  Internal pages hold sorted (key, TID, child) downlinks.  There are no line pointers: pd_lower marks the end of the
  * array, so generic WAL logs only the bytes a change touches and skips the
  * free space, and an insert that appends logs a few bytes.  Every page has
  * a right-link and a high key (Lehman and Yao): a reader that lands on a
@@ -53,7 +55,8 @@
  * descent instead of being read.
  *
  * Locking.  Readers hold one share lock at a time: descend without lock
- * coupling, read a leaf whole (copying out its matches), release it, move
+ * coupling (usually straight to the leaf, through a per-backend map of the
+ * leaves; see PermLeafMap), read a leaf whole (copying out its matches), release it, move
  * right.  Inserters descend the same way, lock the leaf exclusively, move
  * right while the key is beyond the page's high key, and insert.  A row is
  * inserted into up to four tables' leaves under one WAL record, with the
@@ -166,24 +169,46 @@ typedef struct PermKey
 	ItemPointerData tid;
 } PermKey;
 
-/* On-page sizes: leaf entries (key, tid), internal (key, tid, child) */
-#define PERM_LEAF_ENTRY_SIZE		(sizeof(uint64) + sizeof(ItemPointerData))
-#define PERM_INTERNAL_ENTRY_SIZE	(PERM_LEAF_ENTRY_SIZE + sizeof(BlockNumber))
+/* Order of entries: permuted key as unsigned, then heap TID */
+static inline int
+PermCompareKeys(const PermKey *a, const PermKey *b)
+{
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	return ItemPointerCompare((ItemPointer) &a->tid, (ItemPointer) &b->tid);
+}
+
+/*
+ * Internal pages hold (key, TID, child) downlinks of 18 bytes; leaf entries
+ * have a per-page compact format (permleaf.c).
+ */
+#define PERM_KEY_SIZE				(sizeof(uint64) + sizeof(ItemPointerData))
+#define PERM_INTERNAL_ENTRY_SIZE	(PERM_KEY_SIZE + sizeof(BlockNumber))
 
 /* Special space of every page */
 typedef struct PermPageOpaqueData
 {
+	uint64		hikey;			/* high key; meaningless on the rightmost */
+	uint64		lokey;			/* leaves: the lowest key the page may hold */
 	BlockNumber rightlink;		/* next page of the same level, or Invalid */
 	uint16		flags;
 	uint16		table;			/* which table the page belongs to */
 	uint16		level;			/* 0 for leaves */
+	/* the next five fields are contiguous: appends log them as one range */
 	uint16		nentries;		/* entries in the packed array */
 	uint16		nsorted;		/* entries [0, nsorted) are sorted; a leaf's
 								 * later entries are an unsorted tail */
-	uint64		hikey;			/* high key; meaningless on the rightmost */
+	uint8		key_bytes;		/* leaves: entry format (permleaf.c) */
+	uint8		block_bytes;
+	uint8		off_bytes;
 	ItemPointerData hikey_tid;
 	uint16		page_id;		/* PERM_PAGE_ID, last two bytes of the page */
 } PermPageOpaqueData;
+
+/* Bytes from nentries through off_bytes */
+#define PERM_COUNTS_SIZE \
+	(offsetof(PermPageOpaqueData, off_bytes) + sizeof(uint8) - \
+	 offsetof(PermPageOpaqueData, nentries))
 
 typedef PermPageOpaqueData *PermPageOpaque;
 
@@ -196,7 +221,8 @@ typedef PermPageOpaqueData *PermPageOpaque;
 #define PermPageEntries(page)	((char *) (page) + MAXALIGN(SizeOfPageHeaderData))
 #define PERM_PAGE_SPACE \
 	(BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - MAXALIGN(sizeof(PermPageOpaqueData)))
-#define PERM_LEAF_CAPACITY		((int) (PERM_PAGE_SPACE / PERM_LEAF_ENTRY_SIZE))
+/* Most entries a leaf can hold (the smallest entry format is 2 bytes) */
+#define PERM_LEAF_MAX_ENTRIES	((int) (PERM_PAGE_SPACE / 2 + 1))
 
 /*
  * Inserts append to a leaf's unsorted tail, so that their WAL records carry
@@ -232,7 +258,28 @@ typedef struct PermState
 	BlockNumber root[PERM_MAX_TABLES];
 	int			root_level[PERM_MAX_TABLES];
 	PermPermutation *perm;		/* one per table */
+	struct PermLeafMap *leafmap[PERM_MAX_TABLES];	/* NULL until built */
 } PermState;
+
+/*
+ * A backend's map of one table's leaves: the low key and block of every
+ * leaf, read from the level above them.  A descent to a leaf then reads one
+ * page instead of the whole path.  The map may be stale: a leaf's low key
+ * never changes and pages are never removed, so the leaf it names for a key
+ * is that key's leaf or one to its left, and the descent moves right from
+ * there (Lehman-Yao).  A descent that has to move right often marks the map
+ * for rebuilding.
+ */
+typedef struct PermLeafMap
+{
+	int			nleaves;
+	bool		stale;
+	PermKey    *lowkeys;		/* lowkeys[0] stands for minus infinity */
+	BlockNumber *blocks;
+} PermLeafMap;
+
+/* Leaf maps are kept for tables of at most this many leaves */
+#define PERM_LEAF_MAP_MAX		262144
 
 /* One matching entry found by a probe */
 typedef struct PermMatch
@@ -292,13 +339,23 @@ PermPermuteFast(const PermPermutation *perm, uint64 fp)
 }
 extern void PermInitPage(Page page, uint16 flags, uint16 table, uint16 level);
 extern Buffer PermNewBuffer(Relation index, ForkNumber forknum);
-extern int	PermCompareKeys(const PermKey *a, const PermKey *b);
-extern void PermReadLeafEntry(Page page, int i, PermKey *out);
 extern void PermReadInternalEntry(Page page, int i, PermKey *out,
 								  BlockNumber *child);
 extern void PermInsertEntry(Relation index, int table, const PermKey *key);
 extern void PermInsertRow(Relation index, int ntables, const PermKey *keys);
+
+/* permleaf.c */
+extern int	PermLeafEntrySize(Page page);
+extern void PermReadLeafEntry(Page page, int i, PermKey *out);
+extern int	PermLeafFormatSize(uint64 lo, uint64 hi, BlockNumber maxblock,
+							   OffsetNumber maxoff);
+extern bool PermLeafSetEntries(Page page, const PermKey *keys, int n,
+							   int nsorted);
 extern int	PermLeafSortedEntries(Page page, PermKey *out);
+extern bool PermLeafHasRoom(Page page, const PermKey *key);
+extern bool PermLeafAppend(Page page, const PermKey *key, int *slot);
+extern int	PermLeafRemove(Page page, bool (*dead) (ItemPointer tid, void *arg),
+						   void *arg, int *kept);
 extern void PermProbeRange(Relation index, int table, uint64 lo, uint64 hi,
 						   uint64 query_key, int max_distance,
 						   PermMatchCallback callback, void *arg);

@@ -14,6 +14,7 @@
  *
  * Memory: 14 bytes per row for the collected fingerprints plus 16 bytes per
  * row for the table being sorted, allocated outside maintenance_work_mem.
+ * Leaves are filled to PERM_BUILD_FILL_PERCENT in their compact format.
  *
  * IDENTIFICATION
  *	  src/permbuild.c
@@ -38,14 +39,8 @@
 /* Leaves and internal pages are written this full, leaving room to grow */
 #define PERM_BUILD_FILL_PERCENT		90
 
-typedef struct BuildEntry
-{
-	uint64		key;
-	ItemPointerData tid;
-} BuildEntry;
-
 #define ST_SORT sort_build_entries
-#define ST_ELEMENT_TYPE BuildEntry
+#define ST_ELEMENT_TYPE PermKey
 #define ST_COMPARE(a, b) \
 	((a)->key != (b)->key ? ((a)->key < (b)->key ? -1 : 1) : \
 	 ItemPointerCompare((ItemPointer) &(a)->tid, (ItemPointer) &(b)->tid))
@@ -122,18 +117,16 @@ get_layout_options(Relation index, int *max_distance, int *blocks)
 }
 
 /*
- * Write one level of a table: n packed entries spread evenly over as few
- * pages as the fill factor allows (one empty page if n = 0).  Returns the
- * number of pages and, in firsts/blocks, each page's first key and block.
+ * Write one internal level of a table: n downlinks spread evenly over as
+ * few pages as the fill factor allows.  Returns the number of pages and, in
+ * firsts/blocks, each page's first key and block.
  */
 static int
-write_level(Relation index, ForkNumber fork, int table, int level,
-			const char *entries, int64 n, PermKey **firsts, BlockNumber **blocks)
+write_internal_level(Relation index, ForkNumber fork, int table, int level,
+					 const char *entries, int64 n, PermKey **firsts,
+					 BlockNumber **blocks)
 {
-	bool		leaf = (level == 0);
-	size_t		esize = leaf ? PERM_LEAF_ENTRY_SIZE : PERM_INTERNAL_ENTRY_SIZE;
-	int			capacity = leaf ? PERM_LEAF_CAPACITY : PERM_INTERNAL_CAPACITY;
-	int			per_page = Max(2, capacity * PERM_BUILD_FILL_PERCENT / 100);
+	int			per_page = Max(2, PERM_INTERNAL_CAPACITY * PERM_BUILD_FILL_PERCENT / 100);
 	int64		npages = Max(1, (n + per_page - 1) / per_page);
 	Buffer		prev = InvalidBuffer;
 	int64		p;
@@ -145,28 +138,18 @@ write_level(Relation index, ForkNumber fork, int table, int level,
 	{
 		int64		start = n * p / npages;
 		int64		end = n * (p + 1) / npages;
+		const char *first = entries + start * PERM_INTERNAL_ENTRY_SIZE;
 		Buffer		buf = PermNewBuffer(index, fork);
 		Page		page = BufferGetPage(buf);
 		PermPageOpaque opaque;
 
-		PermInitPage(page, leaf ? PERM_LEAF : PERM_INTERNAL, table, level);
+		PermInitPage(page, PERM_INTERNAL, table, level);
 		opaque = PermPageGetOpaque(page);
-		memcpy(PermPageEntries(page), entries + start * esize, (end - start) * esize);
-		opaque->nentries = end - start;
-		opaque->nsorted = end - start;
-		((PageHeader) page)->pd_lower += (end - start) * esize;
-
-		if (end > start)
-		{
-			memcpy(&(*firsts)[p].key, entries + start * esize, sizeof(uint64));
-			memcpy(&(*firsts)[p].tid, entries + start * esize + sizeof(uint64),
-				   sizeof(ItemPointerData));
-		}
-		else
-		{
-			(*firsts)[p].key = 0;
-			ItemPointerSet(&(*firsts)[p].tid, 0, 0);
-		}
+		memcpy(PermPageEntries(page), first, (end - start) * PERM_INTERNAL_ENTRY_SIZE);
+		opaque->nentries = opaque->nsorted = end - start;
+		((PageHeader) page)->pd_lower += (end - start) * PERM_INTERNAL_ENTRY_SIZE;
+		memcpy(&(*firsts)[p].key, first, sizeof(uint64));
+		memcpy(&(*firsts)[p].tid, first + sizeof(uint64), sizeof(ItemPointerData));
 		(*blocks)[p] = BufferGetBlockNumber(buf);
 
 		if (BufferIsValid(prev))
@@ -189,18 +172,112 @@ write_level(Relation index, ForkNumber fork, int table, int level,
 }
 
 /*
- * Write a table's tree from its sorted leaf entries, bottom up; returns the
- * root and sets *root_level.
+ * Write a table's leaves from its sorted entries, left to right.  A leaf
+ * takes entries while they fit, at the fill factor, in the compact format
+ * that its key range and TIDs allow (permleaf.c); its range runs from its
+ * first key (0 for the leftmost) to the next leaf's first key.  Returns the
+ * number of leaves, with their first keys and blocks.
+ */
+static int64
+write_leaves(Relation index, ForkNumber fork, int table, const PermKey *keys,
+			 int64 n, PermKey **firsts, BlockNumber **blocks)
+{
+	size_t		target = PERM_PAGE_SPACE * PERM_BUILD_FILL_PERCENT / 100;
+	int64		cap = 1024;
+	int64		npages = 0;
+	int64		i = 0;
+	Buffer		prev = InvalidBuffer;
+
+	*firsts = palloc_extended(cap * sizeof(PermKey), MCXT_ALLOC_HUGE);
+	*blocks = palloc_extended(cap * sizeof(BlockNumber), MCXT_ALLOC_HUGE);
+
+	do
+	{
+		uint64		lo = (npages == 0) ? 0 : keys[i].key;
+		BlockNumber maxblock = 0;
+		OffsetNumber maxoff = 0;
+		int64		j = i;
+		Buffer		buf;
+		Page		page;
+		PermPageOpaque opaque;
+		bool		ok;
+
+		/* take entries [i, j) while they fit */
+		while (j < n)
+		{
+			uint64		hi = (j + 1 < n) ? keys[j + 1].key : PG_UINT64_MAX;
+			BlockNumber b = Max(maxblock, ItemPointerGetBlockNumberNoCheck(&keys[j].tid));
+			OffsetNumber o = Max(maxoff, ItemPointerGetOffsetNumberNoCheck(&keys[j].tid));
+
+			if (j > i && (size_t) (j - i + 1) * PermLeafFormatSize(lo, hi, b, o) > target)
+				break;
+			maxblock = b;
+			maxoff = o;
+			j++;
+		}
+
+		if (npages == cap)
+		{
+			cap *= 2;
+			*firsts = repalloc_huge(*firsts, cap * sizeof(PermKey));
+			*blocks = repalloc_huge(*blocks, cap * sizeof(BlockNumber));
+		}
+
+		buf = PermNewBuffer(index, fork);
+		page = BufferGetPage(buf);
+		PermInitPage(page, PERM_LEAF, table, 0);
+		opaque = PermPageGetOpaque(page);
+		opaque->lokey = lo;
+		if (j < n)
+		{
+			/* not the rightmost: the real right-link is set below */
+			opaque->rightlink = BufferGetBlockNumber(buf) + 1;
+			opaque->hikey = keys[j].key;
+			opaque->hikey_tid = keys[j].tid;
+		}
+		ok = PermLeafSetEntries(page, keys + i, (int) (j - i), (int) (j - i));
+		Assert(ok);
+		(void) ok;
+
+		if (j > i)
+			(*firsts)[npages] = keys[i];
+		else
+		{
+			(*firsts)[npages].key = 0;
+			ItemPointerSet(&(*firsts)[npages].tid, 0, 0);
+		}
+		(*blocks)[npages] = BufferGetBlockNumber(buf);
+
+		if (BufferIsValid(prev))
+		{
+			PermPageGetOpaque(BufferGetPage(prev))->rightlink = (*blocks)[npages];
+			MarkBufferDirty(prev);
+			UnlockReleaseBuffer(prev);
+		}
+		prev = buf;
+		npages++;
+		i = j;
+	} while (i < n);
+
+	if (npages == 1)
+		PermPageGetOpaque(BufferGetPage(prev))->flags |= PERM_ROOT;
+	MarkBufferDirty(prev);
+	UnlockReleaseBuffer(prev);
+	return npages;
+}
+
+/*
+ * Write a table's tree from its sorted entries, bottom up; returns the root
+ * and sets *root_level.
  */
 static BlockNumber
-write_table(Relation index, ForkNumber fork, int table, const char *leaf_entries,
+write_table(Relation index, ForkNumber fork, int table, const PermKey *keys,
 			int64 n, uint16 *root_level)
 {
 	PermKey    *firsts;
 	BlockNumber *blocks;
 	int			level = 0;
-	int64		npages = write_level(index, fork, table, 0, leaf_entries, n,
-									 &firsts, &blocks);
+	int64		npages = write_leaves(index, fork, table, keys, n, &firsts, &blocks);
 
 	while (npages > 1)
 	{
@@ -214,13 +291,13 @@ write_table(Relation index, ForkNumber fork, int table, const char *leaf_entries
 
 			memcpy(slot, &firsts[i].key, sizeof(uint64));
 			memcpy(slot + sizeof(uint64), &firsts[i].tid, sizeof(ItemPointerData));
-			memcpy(slot + PERM_LEAF_ENTRY_SIZE, &blocks[i], sizeof(BlockNumber));
+			memcpy(slot + PERM_KEY_SIZE, &blocks[i], sizeof(BlockNumber));
 		}
 		pfree(firsts);
 		pfree(blocks);
 		level++;
-		npages = write_level(index, fork, table, level, downlinks, npages,
-							 &firsts, &blocks);
+		npages = write_internal_level(index, fork, table, level, downlinks, npages,
+									  &firsts, &blocks);
 		pfree(downlinks);
 	}
 	*root_level = level;
@@ -242,8 +319,7 @@ write_index(Relation index, ForkNumber fork, PermBuildState *bs)
 	Buffer		metabuf;
 	Page		metapage;
 	PermMetaPage meta;
-	char	   *packed;
-	BuildEntry *sorted = NULL;
+	PermKey    *sorted;
 	PermPermutation *perm;
 	int			t;
 	int64		i;
@@ -286,9 +362,7 @@ write_index(Relation index, ForkNumber fork, PermBuildState *bs)
 								 bs->n * layout.ntables);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, 0);
 
-	if (bs->n > 0)
-		sorted = palloc_extended(bs->n * sizeof(BuildEntry), MCXT_ALLOC_HUGE);
-	packed = palloc_extended(Max(bs->n, 1) * PERM_LEAF_ENTRY_SIZE, MCXT_ALLOC_HUGE);
+	sorted = palloc_extended(Max(bs->n, 1) * sizeof(PermKey), MCXT_ALLOC_HUGE);
 
 	perm = palloc(sizeof(PermPermutation));
 	for (t = 0; t < layout.ntables; t++)
@@ -306,14 +380,7 @@ write_index(Relation index, ForkNumber fork, PermBuildState *bs)
 		}
 		if (bs->n > 0)
 			sort_build_entries(sorted, bs->n);
-		for (i = 0; i < bs->n; i++)
-		{
-			char	   *slot = packed + i * PERM_LEAF_ENTRY_SIZE;
-
-			memcpy(slot, &sorted[i].key, sizeof(uint64));
-			memcpy(slot + sizeof(uint64), &sorted[i].tid, sizeof(ItemPointerData));
-		}
-		root = write_table(index, fork, t, packed, bs->n, &root_level);
+		root = write_table(index, fork, t, sorted, bs->n, &root_level);
 
 		metabuf = ReadBufferExtended(index, fork, PERM_METAPAGE_BLKNO, RBM_NORMAL, NULL);
 		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
@@ -328,9 +395,8 @@ write_index(Relation index, ForkNumber fork, PermBuildState *bs)
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE,
 									 bs->n * (t + 1));
 	}
-	if (sorted)
-		pfree(sorted);
-	pfree(packed);
+	pfree(sorted);
+	pfree(perm);
 
 	/* WAL: every page of the new fork, once (always for the init fork) */
 	if (RelationNeedsWAL(index) || fork == INIT_FORKNUM)

@@ -246,6 +246,10 @@ PermInitPage(Page page, uint16 flags, uint16 table, uint16 level)
 	opaque->level = level;
 	opaque->nentries = 0;
 	opaque->nsorted = 0;
+	opaque->key_bytes = 8;
+	opaque->block_bytes = 4;
+	opaque->off_bytes = 2;
+	opaque->lokey = 0;
 	opaque->hikey = 0;
 	ItemPointerSetInvalid(&opaque->hikey_tid);
 	opaque->page_id = PERM_PAGE_ID;
@@ -272,66 +276,47 @@ PermNewBuffer(Relation index, ForkNumber forknum)
 	return buf;
 }
 
-/* Order of entries: permuted key as unsigned, then heap TID */
-int
-PermCompareKeys(const PermKey *a, const PermKey *b)
-{
-	if (a->key != b->key)
-		return a->key < b->key ? -1 : 1;
-	return ItemPointerCompare((ItemPointer) &a->tid, (ItemPointer) &b->tid);
-}
 
-static inline size_t
-entry_size(Page page)
-{
-	return PermPageIsLeaf(page) ? PERM_LEAF_ENTRY_SIZE : PERM_INTERNAL_ENTRY_SIZE;
-}
-
+/* Slot i of an internal page */
 static inline char *
-entry_ptr(Page page, int i)
+internal_ptr(Page page, int i)
 {
-	return PermPageEntries(page) + (size_t) i * entry_size(page);
-}
-
-/* Entry i of a leaf */
-void
-PermReadLeafEntry(Page page, int i, PermKey *out)
-{
-	char	   *p = PermPageEntries(page) + (size_t) i * PERM_LEAF_ENTRY_SIZE;
-
-	memcpy(&out->key, p, sizeof(uint64));
-	memcpy(&out->tid, p + sizeof(uint64), sizeof(ItemPointerData));
+	return PermPageEntries(page) + (size_t) i * PERM_INTERNAL_ENTRY_SIZE;
 }
 
 /* Entry i of an internal page: separator key and child */
 void
 PermReadInternalEntry(Page page, int i, PermKey *out, BlockNumber *child)
 {
-	char	   *p = PermPageEntries(page) + (size_t) i * PERM_INTERNAL_ENTRY_SIZE;
+	char	   *p = internal_ptr(page, i);
 
 	memcpy(&out->key, p, sizeof(uint64));
 	memcpy(&out->tid, p + sizeof(uint64), sizeof(ItemPointerData));
-	memcpy(child, p + PERM_LEAF_ENTRY_SIZE, sizeof(BlockNumber));
+	memcpy(child, p + PERM_KEY_SIZE, sizeof(BlockNumber));
 }
 
-/* Write an entry (and, on internal pages, its child) at slot i */
+/* Write a downlink at slot i of an internal page */
 static void
-write_entry(char *slot, const PermKey *key, BlockNumber child, bool leaf)
+write_internal(char *slot, const PermKey *key, BlockNumber child)
 {
 	memcpy(slot, &key->key, sizeof(uint64));
 	memcpy(slot + sizeof(uint64), &key->tid, sizeof(ItemPointerData));
-	if (!leaf)
-		memcpy(slot + PERM_LEAF_ENTRY_SIZE, &child, sizeof(BlockNumber));
+	memcpy(slot + PERM_KEY_SIZE, &child, sizeof(BlockNumber));
 }
 
 /* Key of entry i, on a page of either kind */
 static inline void
 read_key(Page page, int i, PermKey *out)
 {
-	char	   *p = entry_ptr(page, i);
+	if (PermPageIsLeaf(page))
+		PermReadLeafEntry(page, i, out);
+	else
+	{
+		char	   *p = internal_ptr(page, i);
 
-	memcpy(&out->key, p, sizeof(uint64));
-	memcpy(&out->tid, p + sizeof(uint64), sizeof(ItemPointerData));
+		memcpy(&out->key, p, sizeof(uint64));
+		memcpy(&out->tid, p + sizeof(uint64), sizeof(ItemPointerData));
+	}
 }
 
 /* First slot of the sorted part whose key is >= key */
@@ -397,6 +382,154 @@ get_root(Relation index, int table, int target_level, int *level)
 	return state->root[table];
 }
 
+/* Read the leaves of a table, in order, into a new map */
+static PermLeafMap *
+build_leaf_map(Relation index, int table)
+{
+	PermState  *state = PermGetState(index);
+	int			level;
+	BlockNumber blkno;
+	PermLeafMap *map;
+	int			cap = 1024;
+
+	/* the leftmost page of level 1 (or the root, if it is a leaf) */
+	state->root_level[table] = -1;	/* force a fresh root */
+	blkno = get_root(index, table, 0, &level);
+	if (level == 0)
+	{
+		map = MemoryContextAllocZero(index->rd_indexcxt, sizeof(PermLeafMap));
+		map->nleaves = 1;
+		map->lowkeys = MemoryContextAlloc(index->rd_indexcxt, sizeof(PermKey));
+		map->blocks = MemoryContextAlloc(index->rd_indexcxt, sizeof(BlockNumber));
+		map->lowkeys[0] = perm_min_key;
+		map->blocks[0] = blkno;
+		return map;
+	}
+	while (level > 1)
+	{
+		Buffer		buf = ReadBuffer(index, blkno);
+		PermKey		k;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		PermReadInternalEntry(BufferGetPage(buf), 0, &k, &blkno);
+		UnlockReleaseBuffer(buf);
+		level--;
+	}
+
+	map = MemoryContextAllocZero(index->rd_indexcxt, sizeof(PermLeafMap));
+	map->lowkeys = MemoryContextAlloc(index->rd_indexcxt, cap * sizeof(PermKey));
+	map->blocks = MemoryContextAlloc(index->rd_indexcxt, cap * sizeof(BlockNumber));
+	while (blkno != InvalidBlockNumber)
+	{
+		Buffer		buf = ReadBuffer(index, blkno);
+		Page		page;
+		PermPageOpaque opaque;
+		int			i;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		opaque = PermPageGetOpaque(page);
+		if (map->nleaves + opaque->nentries > PERM_LEAF_MAP_MAX)
+		{
+			/* too big to keep per backend: descend the usual way */
+			UnlockReleaseBuffer(buf);
+			pfree(map->lowkeys);
+			pfree(map->blocks);
+			map->nleaves = 0;
+			map->lowkeys = NULL;
+			map->blocks = NULL;
+			return map;
+		}
+		while (map->nleaves + opaque->nentries > cap)
+		{
+			cap *= 2;
+			map->lowkeys = repalloc(map->lowkeys, cap * sizeof(PermKey));
+			map->blocks = repalloc(map->blocks, cap * sizeof(BlockNumber));
+		}
+		for (i = 0; i < opaque->nentries; i++)
+		{
+			PermReadInternalEntry(page, i, &map->lowkeys[map->nleaves],
+								  &map->blocks[map->nleaves]);
+			map->nleaves++;
+		}
+		blkno = opaque->rightlink;
+		UnlockReleaseBuffer(buf);
+	}
+	if (map->nleaves > 0)
+		map->lowkeys[0] = perm_min_key;
+	return map;
+}
+
+/* The leaf to start from for key, per the map (see PermLeafMap) */
+static BlockNumber
+leaf_map_lookup(PermLeafMap *map, const PermKey *key)
+{
+	int			lo = 1,
+				hi = map->nleaves - 1,
+				found = 0;
+
+	while (lo <= hi)
+	{
+		int			mid = (lo + hi) / 2;
+
+		if (PermCompareKeys(&map->lowkeys[mid], key) <= 0)
+		{
+			found = mid;
+			lo = mid + 1;
+		}
+		else
+			hi = mid - 1;
+	}
+	return map->blocks[found];
+}
+
+/* Right-moves after which a leaf map is considered stale */
+#define LEAF_MAP_MAX_MOVES	2
+
+/*
+ * Descend to the leaf that owns key through the table's leaf map, and
+ * return it pinned and locked in lockmode; InvalidBuffer if there is no
+ * usable map.
+ */
+static Buffer
+descend_by_map(Relation index, int table, const PermKey *key, int lockmode)
+{
+	PermState  *state = PermGetState(index);
+	PermLeafMap *map = state->leafmap[table];
+	Buffer		buf;
+	int			moves = 0;
+
+	if (map == NULL || map->stale)
+	{
+		if (map != NULL)
+		{
+			if (map->lowkeys)
+				pfree(map->lowkeys);
+			if (map->blocks)
+				pfree(map->blocks);
+			pfree(map);
+		}
+		map = state->leafmap[table] = build_leaf_map(index, table);
+	}
+	if (map->nleaves == 0)
+		return InvalidBuffer;
+
+	buf = ReadBuffer(index, leaf_map_lookup(map, key));
+	LockBuffer(buf, lockmode);
+	while (beyond_high_key(BufferGetPage(buf), key))
+	{
+		BlockNumber next = PermPageGetOpaque(BufferGetPage(buf))->rightlink;
+
+		UnlockReleaseBuffer(buf);
+		buf = ReadBuffer(index, next);
+		LockBuffer(buf, lockmode);
+		moves++;
+	}
+	if (moves > LEAF_MAP_MAX_MOVES)
+		map->stale = true;
+	return buf;
+}
+
 /*
  * Descend a table's tree to the page at target_level that owns key, and
  * return it pinned and locked in lockmode (pages above are only share
@@ -408,8 +541,16 @@ descend(Relation index, int table, const PermKey *key, int target_level,
 		int lockmode)
 {
 	int			level;
-	BlockNumber blkno = get_root(index, table, target_level, &level);
+	BlockNumber blkno;
 	Buffer		buf;
+
+	if (target_level == 0)
+	{
+		buf = descend_by_map(index, table, key, lockmode);
+		if (BufferIsValid(buf))
+			return buf;
+	}
+	blkno = get_root(index, table, target_level, &level);
 
 	if (level < target_level)
 		elog(ERROR, "simhash_perm table %d of index \"%s\" has no level %d",
@@ -460,107 +601,31 @@ descend(Relation index, int table, const PermKey *key, int target_level,
 	}
 }
 
-/* Order of packed entries, for sorting a leaf */
-static int
-compare_packed(const void *a, const void *b)
-{
-	PermKey		ka,
-				kb;
-
-	memcpy(&ka.key, a, sizeof(uint64));
-	memcpy(&ka.tid, (const char *) a + sizeof(uint64), sizeof(ItemPointerData));
-	memcpy(&kb.key, b, sizeof(uint64));
-	memcpy(&kb.tid, (const char *) b + sizeof(uint64), sizeof(ItemPointerData));
-	return PermCompareKeys(&ka, &kb);
-}
-
-/* Merge a leaf's tail into its sorted part: sort the tail, then merge */
+/* Put a downlink into an internal page with room, in key order */
 static void
-sort_leaf(Page page)
+internal_add(Page page, const PermKey *key, BlockNumber child)
 {
 	PermPageOpaque opaque = PermPageGetOpaque(page);
-	char	   *entries = PermPageEntries(page);
-	int			ns = opaque->nsorted;
-	int			n = opaque->nentries;
-	char		merged[BLCKSZ];
-	int			a = 0,
-				b = ns,
-				k = 0;
+	int			pos = lower_bound(page, key);
+	char	   *slot = internal_ptr(page, pos);
 
-	if (ns == n)
-		return;
-	qsort(entries + ns * PERM_LEAF_ENTRY_SIZE, n - ns, PERM_LEAF_ENTRY_SIZE,
-		  compare_packed);
-	while (a < ns || b < n)
-	{
-		int			from;
-
-		if (b == n || (a < ns &&
-					   compare_packed(entries + a * PERM_LEAF_ENTRY_SIZE,
-									  entries + b * PERM_LEAF_ENTRY_SIZE) < 0))
-			from = a++;
-		else
-			from = b++;
-		memcpy(merged + k++ * PERM_LEAF_ENTRY_SIZE,
-			   entries + from * PERM_LEAF_ENTRY_SIZE, PERM_LEAF_ENTRY_SIZE);
-	}
-	memcpy(entries, merged, n * PERM_LEAF_ENTRY_SIZE);
-	opaque->nsorted = n;
-}
-
-/* All entries of a leaf, in key order, into out[]; returns how many */
-int
-PermLeafSortedEntries(Page page, PermKey *out)
-{
-	PermPageOpaque opaque = PermPageGetOpaque(page);
-	char	   *copy = palloc(opaque->nentries * PERM_LEAF_ENTRY_SIZE);
-	int			i;
-
-	memcpy(copy, PermPageEntries(page), opaque->nentries * PERM_LEAF_ENTRY_SIZE);
-	qsort(copy, opaque->nentries, PERM_LEAF_ENTRY_SIZE, compare_packed);
-	for (i = 0; i < opaque->nentries; i++)
-	{
-		memcpy(&out[i].key, copy + i * PERM_LEAF_ENTRY_SIZE, sizeof(uint64));
-		memcpy(&out[i].tid, copy + i * PERM_LEAF_ENTRY_SIZE + sizeof(uint64),
-			   sizeof(ItemPointerData));
-	}
-	pfree(copy);
-	return opaque->nentries;
-}
-
-/*
- * Put an entry into a page with room: appended to a leaf's tail (sorted in
- * when the tail is long), or in order into an internal page.
- */
-static void
-page_add_entry(Page page, const PermKey *key, BlockNumber child)
-{
-	PermPageOpaque opaque = PermPageGetOpaque(page);
-	size_t		esize = entry_size(page);
-	bool		leaf = PermPageIsLeaf(page);
-	int			pos = leaf ? opaque->nentries : lower_bound(page, key);
-	char	   *slot = entry_ptr(page, pos);
-
-	memmove(slot + esize, slot, (opaque->nentries - pos) * esize);
-	write_entry(slot, key, child, leaf);
+	memmove(slot + PERM_INTERNAL_ENTRY_SIZE, slot,
+			(opaque->nentries - pos) * PERM_INTERNAL_ENTRY_SIZE);
+	write_internal(slot, key, child);
 	opaque->nentries++;
-	((PageHeader) page)->pd_lower += esize;
-	if (!leaf)
-		opaque->nsorted = opaque->nentries;
-	else if (opaque->nentries - opaque->nsorted >= PERM_LEAF_TAIL_MAX)
-		sort_leaf(page);
+	opaque->nsorted = opaque->nentries;
+	((PageHeader) page)->pd_lower += PERM_INTERNAL_ENTRY_SIZE;
 }
 
-/* Replace a page's entries by the given packed, sorted array */
+/* Replace an internal page's downlinks by a packed, sorted array */
 static void
-page_set_entries(Page page, const char *entries, int n)
+internal_set(Page page, const char *entries, int n)
 {
-	size_t		esize = entry_size(page);
-
-	memcpy(PermPageEntries(page), entries, n * esize);
+	memcpy(PermPageEntries(page), entries, n * PERM_INTERNAL_ENTRY_SIZE);
 	PermPageGetOpaque(page)->nentries = n;
 	PermPageGetOpaque(page)->nsorted = n;
-	((PageHeader) page)->pd_lower = (PermPageEntries(page) - (char *) page) + n * esize;
+	((PageHeader) page)->pd_lower =
+		(PermPageEntries(page) - (char *) page) + n * PERM_INTERNAL_ENTRY_SIZE;
 }
 
 /*
@@ -581,27 +646,8 @@ typedef struct LeafAppend
 {
 	Buffer		buf;
 	int			slot;			/* the new entry's slot */
-	bool		merged;			/* the tail was merged: log all entries */
+	bool		rewritten;		/* all entries were rewritten: log them all */
 } LeafAppend;
-
-/* Append key to the leaf in la->buf, which has room; no WAL yet */
-static void
-leaf_append(LeafAppend *la, const PermKey *key)
-{
-	Page		page = BufferGetPage(la->buf);
-	PermPageOpaque opaque = PermPageGetOpaque(page);
-
-	la->slot = opaque->nentries;
-	write_entry(entry_ptr(page, la->slot), key, InvalidBlockNumber, true);
-	opaque->nentries++;
-	((PageHeader) page)->pd_lower += PERM_LEAF_ENTRY_SIZE;
-	la->merged = false;
-	if (opaque->nentries - opaque->nsorted >= PERM_LEAF_TAIL_MAX)
-	{
-		sort_leaf(page);
-		la->merged = true;
-	}
-}
 
 /* Add one fragment to a generic WAL delta being built */
 static char *
@@ -618,41 +664,41 @@ add_fragment(char *out, Page page, const void *start, size_t len)
 
 /*
  * Append keys[i] to the leaf in las[i].buf for each i, all exclusively
- * locked and with room, atomically and WAL-logged as one record.
+ * locked and with room (PermLeafHasRoom), atomically and WAL-logged as one
+ * record.
  */
 static void
 leaves_append_logged(Relation index, int n, LeafAppend *las, const PermKey *keys)
 {
-	char	   *deltas[MAX_GENERIC_XLOG_PAGES];
+	/* a page's delta is at most its entries plus three fragment headers */
+	char		deltas[MAX_GENERIC_XLOG_PAGES][BLCKSZ + 64];
 	int			lens[MAX_GENERIC_XLOG_PAGES];
 	bool		needwal = RelationNeedsWAL(index);
 	int			i;
-
-	for (i = 0; i < n; i++)
-		deltas[i] = needwal ? palloc(BLCKSZ + 64) : NULL;
 
 	START_CRIT_SECTION();
 	for (i = 0; i < n; i++)
 	{
 		Page		page = BufferGetPage(las[i].buf);
 		PermPageOpaque opaque = PermPageGetOpaque(page);
+		int			esize;
 		char	   *out;
 
-		leaf_append(&las[i], &keys[i]);
+		las[i].rewritten = PermLeafAppend(page, &keys[i], &las[i].slot);
 		MarkBufferDirty(las[i].buf);
 		if (!needwal)
 			continue;
+		esize = PermLeafEntrySize(page);
 		out = deltas[i];
-		if (las[i].merged)
+		if (las[i].rewritten)
 			out = add_fragment(out, page, PermPageEntries(page),
-							   opaque->nentries * PERM_LEAF_ENTRY_SIZE);
+							   opaque->nentries * esize);
 		else
-			out = add_fragment(out, page, entry_ptr(page, las[i].slot),
-							   PERM_LEAF_ENTRY_SIZE);
+			out = add_fragment(out, page,
+							   PermPageEntries(page) + las[i].slot * esize, esize);
 		out = add_fragment(out, page, &((PageHeader) page)->pd_lower,
 						   sizeof(LocationIndex));
-		out = add_fragment(out, page, &opaque->nentries,
-						   2 * sizeof(uint16));	/* nentries, nsorted */
+		out = add_fragment(out, page, &opaque->nentries, PERM_COUNTS_SIZE);
 		lens[i] = out - deltas[i];
 	}
 	if (needwal)
@@ -670,20 +716,23 @@ leaves_append_logged(Relation index, int n, LeafAppend *las, const PermKey *keys
 			PageSetLSN(BufferGetPage(las[i].buf), lsn);
 	}
 	END_CRIT_SECTION();
-
-	for (i = 0; i < n; i++)
-		if (deltas[i])
-			pfree(deltas[i]);
 }
 
 static void insert_downlink(Relation index, int table, int level,
 							const PermKey *sep, BlockNumber child);
 
+static int
+compare_keys(const void *a, const void *b)
+{
+	return PermCompareKeys((const PermKey *) a, (const PermKey *) b);
+}
+
 /*
- * Split the full, exclusively locked page in buf while adding key (and
- * child), then release it.  The upper half moves to a new right sibling; if
- * the page was the root, a new root is made in the same WAL record.  The
- * downlink to the new page is inserted into the parent afterwards.
+ * Split the full, exclusively locked page in buf while adding key (and,
+ * on internal pages, child), then release it.  The upper half moves to a
+ * new right sibling; if the page was the root, a new root is made in the
+ * same WAL record.  The downlink to the new page is inserted into the
+ * parent afterwards.
  */
 static void
 split_and_add(Relation index, int table, Buffer buf, const PermKey *key,
@@ -692,12 +741,11 @@ split_and_add(Relation index, int table, Buffer buf, const PermKey *key,
 	Page		page = BufferGetPage(buf);
 	PermPageOpaque opaque = PermPageGetOpaque(page);
 	bool		leaf = PermPageIsLeaf(page);
-	size_t		esize = entry_size(page);
 	int			n = opaque->nentries;
 	int			level = opaque->level;
 	bool		was_root = (opaque->flags & PERM_ROOT) != 0;
-	char	   *all = palloc((n + 1) * esize);
-	int			pos = leaf ? n : lower_bound(page, key);
+	PermKey    *keys = NULL;	/* leaf: all entries plus the new one */
+	char	   *links = NULL;	/* internal: all downlinks plus the new one */
 	int			nleft;
 	Buffer		rbuf = PermNewBuffer(index, MAIN_FORKNUM);
 	Buffer		rootbuf = InvalidBuffer;
@@ -709,21 +757,37 @@ split_and_add(Relation index, int table, Buffer buf, const PermKey *key,
 				ropaque;
 	PermKey		sep;
 	BlockNumber rblkno;
+	bool		ok;
 
 	/* all entries plus the new one, in order */
-	memcpy(all, PermPageEntries(page), n * esize);
-	write_entry(all + n * esize, key, child, leaf);
-	n++;
 	if (leaf)
-		qsort(all, n, esize, compare_packed);
+	{
+		keys = palloc((n + 1) * sizeof(PermKey));
+		PermLeafSortedEntries(page, keys);
+		keys[n] = *key;
+		qsort(keys, n + 1, sizeof(PermKey), compare_keys);
+	}
 	else
 	{
-		memmove(all + (pos + 1) * esize, all + pos * esize, (n - 1 - pos) * esize);
-		write_entry(all + pos * esize, key, child, leaf);
+		int			pos = lower_bound(page, key);
+
+		links = palloc((n + 1) * PERM_INTERNAL_ENTRY_SIZE);
+		memcpy(links, PermPageEntries(page), pos * PERM_INTERNAL_ENTRY_SIZE);
+		write_internal(links + pos * PERM_INTERNAL_ENTRY_SIZE, key, child);
+		memcpy(links + (pos + 1) * PERM_INTERNAL_ENTRY_SIZE,
+			   PermPageEntries(page) + pos * PERM_INTERNAL_ENTRY_SIZE,
+			   (n - pos) * PERM_INTERNAL_ENTRY_SIZE);
 	}
+	n++;
 	nleft = n / 2;
-	memcpy(&sep.key, all + nleft * esize, sizeof(uint64));
-	memcpy(&sep.tid, all + nleft * esize + sizeof(uint64), sizeof(ItemPointerData));
+	if (leaf)
+		sep = keys[nleft];
+	else
+	{
+		memcpy(&sep.key, links + nleft * PERM_INTERNAL_ENTRY_SIZE, sizeof(uint64));
+		memcpy(&sep.tid, links + nleft * PERM_INTERNAL_ENTRY_SIZE + sizeof(uint64),
+			   sizeof(ItemPointerData));
+	}
 
 	if (was_root)
 	{
@@ -737,18 +801,34 @@ split_and_add(Relation index, int table, Buffer buf, const PermKey *key,
 	rpage = GenericXLogRegisterBuffer(xlog, rbuf, GENERIC_XLOG_FULL_IMAGE);
 	lopaque = PermPageGetOpaque(lpage);
 
+	/* the right page takes the upper half and the old page's high key */
 	PermInitPage(rpage, lopaque->flags & ~PERM_ROOT, table, level);
 	ropaque = PermPageGetOpaque(rpage);
 	ropaque->rightlink = lopaque->rightlink;
 	ropaque->hikey = lopaque->hikey;
 	ropaque->hikey_tid = lopaque->hikey_tid;
-	page_set_entries(rpage, all + nleft * esize, n - nleft);
+	ropaque->lokey = sep.key;
 
-	page_set_entries(lpage, all, nleft);
+	/* the left page ends where the right one starts */
 	lopaque->rightlink = BufferGetBlockNumber(rbuf);
 	lopaque->hikey = sep.key;
 	lopaque->hikey_tid = sep.tid;
 	lopaque->flags &= ~PERM_ROOT;
+
+	/* each half in the format its narrower range allows */
+	if (leaf)
+	{
+		ok = PermLeafSetEntries(rpage, keys + nleft, n - nleft, n - nleft) &&
+			PermLeafSetEntries(lpage, keys, nleft, nleft);
+		if (!ok)
+			elog(ERROR, "simhash_perm split of block %u left a half too large",
+				 BufferGetBlockNumber(buf));
+	}
+	else
+	{
+		internal_set(rpage, links + nleft * PERM_INTERNAL_ENTRY_SIZE, n - nleft);
+		internal_set(lpage, links, nleft);
+	}
 
 	if (was_root)
 	{
@@ -758,8 +838,8 @@ split_and_add(Relation index, int table, Buffer buf, const PermKey *key,
 		PermMetaPage meta = PermPageGetMeta(metapage);
 
 		PermInitPage(newroot, PERM_INTERNAL | PERM_ROOT, table, level + 1);
-		page_add_entry(newroot, &perm_min_key, BufferGetBlockNumber(buf));
-		page_add_entry(newroot, &sep, BufferGetBlockNumber(rbuf));
+		internal_add(newroot, &perm_min_key, BufferGetBlockNumber(buf));
+		internal_add(newroot, &sep, BufferGetBlockNumber(rbuf));
 		meta->tables[table].root = BufferGetBlockNumber(rootbuf);
 		meta->tables[table].root_level = level + 1;
 	}
@@ -773,30 +853,31 @@ split_and_add(Relation index, int table, Buffer buf, const PermKey *key,
 	}
 	UnlockReleaseBuffer(rbuf);
 	UnlockReleaseBuffer(buf);
-	pfree(all);
+	if (keys)
+		pfree(keys);
+	if (links)
+		pfree(links);
 
 	if (!was_root)
 		insert_downlink(index, table, level + 1, &sep, rblkno);
 }
 
-/* Add key (with child, on internal pages) to the locked page in buf */
+/* Add a downlink to the locked internal page in buf, splitting if full */
 static void
-add_to_page(Relation index, int table, Buffer buf, const PermKey *key,
-			BlockNumber child)
+add_to_internal(Relation index, int table, Buffer buf, const PermKey *key,
+				BlockNumber child)
 {
 	Page		page = BufferGetPage(buf);
-	int			capacity = PermPageIsLeaf(page) ?
-		PERM_LEAF_CAPACITY : PERM_INTERNAL_CAPACITY;
 	GenericXLogState *xlog;
 
-	if (PermPageGetOpaque(page)->nentries >= capacity)
+	if (PermPageGetOpaque(page)->nentries >= PERM_INTERNAL_CAPACITY)
 	{
 		split_and_add(index, table, buf, key, child);
 		return;
 	}
 	xlog = GenericXLogStart(index);
 	page = GenericXLogRegisterBuffer(xlog, buf, 0);
-	page_add_entry(page, key, child);
+	internal_add(page, key, child);
 	GenericXLogFinish(xlog);
 	UnlockReleaseBuffer(buf);
 }
@@ -808,7 +889,7 @@ insert_downlink(Relation index, int table, int level, const PermKey *sep,
 {
 	Buffer		buf = descend(index, table, sep, level, BUFFER_LOCK_EXCLUSIVE);
 
-	add_to_page(index, table, buf, sep, child);
+	add_to_internal(index, table, buf, sep, child);
 }
 
 /* Insert one (permuted key, TID) entry into a table */
@@ -817,7 +898,7 @@ PermInsertEntry(Relation index, int table, const PermKey *key)
 {
 	Buffer		buf = descend(index, table, key, 0, BUFFER_LOCK_EXCLUSIVE);
 
-	if (PermPageGetOpaque(BufferGetPage(buf))->nentries < PERM_LEAF_CAPACITY)
+	if (PermLeafHasRoom(BufferGetPage(buf), key))
 	{
 		LeafAppend	la;
 
@@ -954,7 +1035,7 @@ PermInsertRow(Relation index, int ntables, const PermKey *keys)
 		{
 			bufs[i] = descend(index, first + i, &keys[first + i], 0,
 							  BUFFER_LOCK_EXCLUSIVE);
-			if (PermPageGetOpaque(BufferGetPage(bufs[i]))->nentries >= PERM_LEAF_CAPACITY)
+			if (!PermLeafHasRoom(BufferGetPage(bufs[i]), &keys[first + i]))
 			{
 				room = false;
 				i++;

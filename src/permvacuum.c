@@ -41,16 +41,14 @@ vacuum_leaf(Relation index, Buffer buf, IndexBulkDeleteCallback callback,
 {
 	Page		page = BufferGetPage(buf);
 	PermPageOpaque opaque = PermPageGetOpaque(page);
-	int			n = opaque->nentries;
 	bool		rows = (opaque->table == 0);
+	int			n = opaque->nentries;
 	int			i,
-				kept = 0,
-				kept_sorted,
-				nsorted;
+				kept,
+				removed;
 	GenericXLogState *xlog;
-	Page		wpage;
-	char	   *entries;
 
+	/* most pages have nothing to remove: look before starting a record */
 	for (i = 0; i < n; i++)
 	{
 		PermKey		e;
@@ -67,37 +65,14 @@ vacuum_leaf(Relation index, Buffer buf, IndexBulkDeleteCallback callback,
 	}
 
 	xlog = GenericXLogStart(index);
-	wpage = GenericXLogRegisterBuffer(xlog, buf, 0);
-	entries = PermPageEntries(wpage);
-	nsorted = PermPageGetOpaque(wpage)->nsorted;
-	kept = i;
-	kept_sorted = Min(i, nsorted);
-	for (; i < n; i++)
-	{
-		PermKey		e;
-
-		PermReadLeafEntry(wpage, i, &e);
-		if (callback(&e.tid, callback_state))
-		{
-			if (rows)
-				stats->tuples_removed++;
-			continue;
-		}
-		if (kept != i)
-			memmove(entries + kept * PERM_LEAF_ENTRY_SIZE,
-					entries + i * PERM_LEAF_ENTRY_SIZE, PERM_LEAF_ENTRY_SIZE);
-		kept++;
-		if (i < nsorted)
-			kept_sorted++;
-	}
-	/* survivors keep their order: the sorted part stays sorted */
-	PermPageGetOpaque(wpage)->nentries = kept;
-	PermPageGetOpaque(wpage)->nsorted = kept_sorted;
-	((PageHeader) wpage)->pd_lower =
-		(entries - (char *) wpage) + kept * PERM_LEAF_ENTRY_SIZE;
+	removed = PermLeafRemove(GenericXLogRegisterBuffer(xlog, buf, 0),
+							 callback, callback_state, &kept);
 	GenericXLogFinish(xlog);
 	if (rows)
+	{
+		stats->tuples_removed += removed;
 		stats->num_index_tuples += kept;
+	}
 }
 
 /*

@@ -13,10 +13,14 @@ $primary->init(allows_streaming => 1);
 $primary->append_conf('postgresql.conf', "wal_consistency_checking = 'generic'\n");
 $primary->start;
 $primary->safe_psql('postgres', 'CREATE EXTENSION simhash');
+# a slot, so the primary keeps the WAL until the standby has it, however
+# far behind a loaded machine lets it fall
+$primary->safe_psql('postgres', "SELECT pg_create_physical_replication_slot('standby')");
 $primary->backup('backup');
 
 my $standby = PostgreSQL::Test::Cluster->new('standby');
 $standby->init_from_backup($primary, 'backup', has_streaming => 1);
+$standby->append_conf('postgresql.conf', "primary_slot_name = 'standby'\n");
 $standby->start;
 
 $primary->safe_psql('postgres', q{
