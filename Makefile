@@ -25,7 +25,7 @@ OBJS = \
 EXTENSION = simhash
 DATA = $(wildcard sql/simhash--*.sql)
 
-REGRESS = type hamming fingerprint fingerprint_golden perm_build perm_scan
+REGRESS = type hamming fingerprint fingerprint_golden perm_build perm_scan perm_growth
 REGRESS_OPTS = --load-extension=simhash
 
 # isolation tests: test/specs/*.spec, expected output in test/expected/

@@ -371,6 +371,25 @@ typedef struct SimhashQuery
 
 #define DatumGetSimhashQuery(X)		((SimhashQuery *) DatumGetPointer(X))
 
+/*
+ * How many n-bit strings lie within Hamming distance r of a given one:
+ * sum of C(n, i) for i = 0..r (a double: it can exceed 2^63).
+ */
+static inline double
+PermCountWithin(int n, int r)
+{
+	double		total = 0,
+				c = 1;
+	int			i;
+
+	for (i = 0; i <= r && i <= n; i++)
+	{
+		total += c;
+		c = c * (n - i) / (i + 1);
+	}
+	return total;
+}
+
 /* s(r): bits of the table key to enumerate for radius r (ALGORITHM.md) */
 static inline int
 PermProbeSpread(int blocks, int max_distance, int radius)

@@ -95,16 +95,9 @@ permcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 
 	for (t = 0; t < ntables; t++)
 	{
-		double		probes = 0,
-					c = 1;
-		int			i,
-					p = state->prefix_bits[t];
+		int			p = state->prefix_bits[t];
+		double		probes = PermCountWithin(p, spread);
 
-		for (i = 0; i <= spread && i <= p; i++)
-		{
-			probes += c;
-			c = c * (p - i) / (i + 1);
-		}
 		entries += rows * Min(1.0, probes / pow(2.0, p));
 		descents += probes;
 		levels += probes * (tables[t].root_level + 1);

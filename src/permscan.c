@@ -65,22 +65,6 @@ typedef struct PermSearchState
 	void	   *arg;
 } PermSearchState;
 
-/* Number of prefixes within s bits of a p-bit prefix: sum C(p, i), i <= s */
-static double
-count_prefixes(int p, int s)
-{
-	double		total = 0,
-				c = 1;
-	int			i;
-
-	for (i = 0; i <= s && i <= p; i++)
-	{
-		total += c;
-		c = c * (p - i) / (i + 1);
-	}
-	return total;
-}
-
 /* Probe callback: apply the other scan keys, then pass the match on */
 static void
 search_match(void *arg, ItemPointer tid, uint64 key, int distance)
@@ -137,7 +121,7 @@ PermSearch(IndexScanDesc scan, PermMatchCallback callback, void *arg)
 	int			ntables;
 	int			spread;
 	double		enum_cost = 0;
-	double		whole_cost;
+	double		whole_cost = 0;
 	int			i,
 				t;
 
@@ -174,12 +158,18 @@ PermSearch(IndexScanDesc scan, PermMatchCallback callback, void *arg)
 	spread = queries[0].radius <= state->max_distance ? 0 :
 		PermProbeSpread(state->blocks, state->max_distance, queries[0].radius);
 
-	/* a probe costs a descent; reading one table whole costs its pages */
-	PermMetaSnapshot(index, tables, &ntables);
-	for (t = 0; t < ntables; t++)
-		enum_cost += count_prefixes(state->prefix_bits[t], spread) *
-			(tables[t].root_level + 1);
-	whole_cost = (double) RelationGetNumberOfBlocks(index) / ntables;
+	/*
+	 * Above the design radius, compare the probes' cost (a descent each)
+	 * with reading one table whole (its pages).
+	 */
+	if (spread > 0)
+	{
+		PermMetaSnapshot(index, tables, &ntables);
+		for (t = 0; t < ntables; t++)
+			enum_cost += PermCountWithin(state->prefix_bits[t], spread) *
+				(tables[t].root_level + 1);
+		whole_cost = (double) RelationGetNumberOfBlocks(index) / ntables;
+	}
 
 	if (spread > 0 && enum_cost > whole_cost)
 	{
@@ -189,7 +179,7 @@ PermSearch(IndexScanDesc scan, PermMatchCallback callback, void *arg)
 	}
 	else
 	{
-		for (t = 0; t < ntables; t++)
+		for (t = 0; t < state->ntables; t++)
 		{
 			ss.table = t;
 			probe_neighbours(index, &ss, state->prefix_bits[t],

@@ -53,16 +53,7 @@ PG_FUNCTION_INFO_V1(simhash_within_sel);
 static double
 binomial_tail(int radius)
 {
-	double		total = 0,
-				c = 1;
-	int			i;
-
-	for (i = 0; i <= radius && i <= SIMHASH_BITS; i++)
-	{
-		total += c;
-		c = c * (SIMHASH_BITS - i) / (i + 1);
-	}
-	return total / pow(2.0, SIMHASH_BITS);
+	return PermCountWithin(SIMHASH_BITS, radius) / pow(2.0, SIMHASH_BITS);
 }
 
 /* Selectivity of "var within radius of center" */

@@ -28,8 +28,8 @@ import groundtruth as G  # noqa: E402
 import simhash_ref as R  # noqa: E402
 
 # SIMHASH_UNIGRAM_RAW=0 -> draft-v1 unigram hashing (rehash of the token hash), for comparison
-if os.environ.get("SIMHASH_UNIGRAM_RAW") == "0":
-    R.UNIGRAM_RAW = False
+# this sweep measured the unadopted raw-unigram variant unless told otherwise
+R.UNIGRAM_RAW = os.environ.get("SIMHASH_UNIGRAM_RAW") != "0"
 TAG = "" if R.UNIGRAM_RAW else " [v1 rehash]"
 
 OUT = os.path.join(HERE, "explore_results.md")
