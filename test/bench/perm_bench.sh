@@ -74,6 +74,7 @@ done
 
 echo "== building indexes"
 {
+	echo "rows: $ROWS (+1% planted near-duplicates), queries: 1000"
 	echo "build times (s):"
 	timed "  perm (simhash_perm)                " "CREATE INDEX fps_perm ON fps USING simhash_perm (fp)"
 	timed "  diy3 (4 btrees on 16-bit blocks)   " "
@@ -214,4 +215,8 @@ print(f"  index size perm / diy3           {size.get('perm', 0) / size.get('diy3
 print(f"  build time perm / diy3           {build['perm'] / build['diy3']:8.2f}x  [<= 1]")
 print(f"  COPY speed perm / btree          {copy['btree on fp'] / copy['simhash_perm']:8.2f}x  [>= 0.5]")
 PY
+if /usr/bin/python3 -c "import matplotlib" 2>/dev/null; then
+	/usr/bin/python3 test/bench/plot_perm_bench.py "$REPORT" "${REPORT%.txt}.png"
+	echo "plot: ${REPORT%.txt}.png"
+fi
 echo "report: $REPORT"
