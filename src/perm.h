@@ -281,13 +281,6 @@ typedef struct PermLeafMap
 /* Leaf maps are kept for tables of at most this many leaves */
 #define PERM_LEAF_MAP_MAX		262144
 
-/* One matching entry found by a probe */
-typedef struct PermMatch
-{
-	ItemPointerData tid;
-	int16		distance;
-} PermMatch;
-
 /* Called by PermProbeRange for every entry within the distance bound */
 typedef void (*PermMatchCallback) (void *arg, ItemPointer tid, uint64 key,
 								   int distance);
@@ -325,7 +318,6 @@ extern PermState *PermGetState(Relation index);
 extern void PermChooseLayout(int max_distance, int blocks,
 							 const double *bit_ones, uint8 *block_of_bit,
 							 PermState *state);
-extern uint64 PermPermute(const uint8 *bits, uint64 fp);
 extern void PermMakePermutation(const uint8 *bits, PermPermutation *perm);
 
 /* A fingerprint's key in one table, through its lookup tables */

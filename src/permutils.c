@@ -200,18 +200,6 @@ PermChooseLayout(int max_distance, int blocks, const double *bit_ones,
 	state->ntables = t;
 }
 
-/* A fingerprint's key in one table: its bits in the table's order */
-uint64
-PermPermute(const uint8 *bits, uint64 fp)
-{
-	uint64		key = 0;
-	int			i;
-
-	for (i = 0; i < 64; i++)
-		key = (key << 1) | ((fp >> bits[i]) & 1);
-	return key;
-}
-
 /* The lookup tables of a permutation (see PermPermutation) */
 void
 PermMakePermutation(const uint8 *bits, PermPermutation *perm)

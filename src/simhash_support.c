@@ -12,7 +12,8 @@
  * hamming_near itself, never through search_path.
  *
  * Selectivity, of the operator and of hamming_near itself: the most common
- * values are tested exactly; the rest of the column is assumed uniform,
+ * values are tested exactly (when the query point is known at planning
+ * time); the rest of the column is assumed uniform,
  * where the chance of distance <= k is the binomial tail sum C(64, i) / 2^64,
  * but never less than one row, since a near-duplicate query usually finds
  * at least the document it came from.
@@ -56,9 +57,16 @@ binomial_tail(int radius)
 	return PermCountWithin(SIMHASH_BITS, radius) / pow(2.0, SIMHASH_BITS);
 }
 
-/* Selectivity of "var within radius of center" */
+/*
+ * Selectivity of "var within radius of center".  With the center unknown
+ * (a parameter of a generic plan), the most common values cannot be tested
+ * and the whole non-NULL column is treated as uniform: the estimate is then
+ * the same as for a constant that is not a common value, so generic and
+ * custom plans cost alike and prepared statements keep a generic plan.
+ */
 static Selectivity
-within_selectivity(VariableStatData *vardata, uint64 center, int radius)
+within_selectivity(VariableStatData *vardata, bool center_known, uint64 center,
+				   int radius)
 {
 	double		nullfrac = 0,
 				mcv_total = 0,
@@ -71,7 +79,8 @@ within_selectivity(VariableStatData *vardata, uint64 center, int radius)
 		Form_pg_statistic stats = (Form_pg_statistic) GETSTRUCT(vardata->statsTuple);
 
 		nullfrac = stats->stanullfrac;
-		if (get_attstatsslot(&sslot, vardata->statsTuple, STATISTIC_KIND_MCV,
+		if (center_known &&
+			get_attstatsslot(&sslot, vardata->statsTuple, STATISTIC_KIND_MCV,
 							 InvalidOid, ATTSTATSSLOT_VALUES | ATTSTATSSLOT_NUMBERS))
 		{
 			int			i;
@@ -118,8 +127,19 @@ simhash_within_sel(PG_FUNCTION_ARGS)
 		{
 			SimhashQuery *q = DatumGetSimhashQuery(c->constvalue);
 
-			selec = within_selectivity(&vardata, q->center, q->radius);
+			selec = within_selectivity(&vardata, true, q->center, q->radius);
 		}
+	}
+	else if (varonleft && IsA(other, FuncExpr) &&
+			 list_length(((FuncExpr *) other)->args) == 2)
+	{
+		/* simhash_within(param, k): the radius may still be known */
+		Node	   *k = estimate_expression_value(root,
+												  lsecond(((FuncExpr *) other)->args));
+
+		if (IsA(k, Const) && !((Const *) k)->constisnull)
+			selec = within_selectivity(&vardata, false, 0,
+									   DatumGetInt32(((Const *) k)->constvalue));
 	}
 	ReleaseVariableStats(vardata);
 	PG_RETURN_FLOAT8(selec);
@@ -205,22 +225,20 @@ near_selectivity(SupportRequestSelectivity *req)
 														lsecond(req->args)),
 								  req->varRelid, &vardata, &other, &varonleft))
 		return false;
-	if (IsA(other, Const))
 	{
-		Const	   *c = (Const *) other;
 		Const	   *kc = (Const *) k;
+		bool		known = IsA(other, Const);
 
-		if (c->constisnull || kc->constisnull)
+		if (kc->constisnull || (known && ((Const *) other)->constisnull))
 			req->selectivity = 0;
 		else
-			req->selectivity = within_selectivity(&vardata,
-												  (uint64) DatumGetInt64(c->constvalue),
-												  DatumGetInt32(kc->constvalue));
-		ReleaseVariableStats(vardata);
-		return true;
+			req->selectivity =
+				within_selectivity(&vardata, known,
+								   known ? (uint64) DatumGetInt64(((Const *) other)->constvalue) : 0,
+								   DatumGetInt32(kc->constvalue));
 	}
 	ReleaseVariableStats(vardata);
-	return false;
+	return true;
 }
 
 /* The SUPPORT function of hamming_near */
