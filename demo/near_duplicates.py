@@ -73,28 +73,27 @@ def main():
 
     print(f"== the {args.groups} largest groups of near-duplicate descriptions")
     shown = set()
-    order = sorted(neighbours, key=lambda i: (-len(neighbours[i]), i))
-    groups = 0
-    for centre in order:
-        if groups == args.groups:
+    for groups in range(1, args.groups + 1):
+        # the text with the most near-duplicates not shown yet
+        best, members = None, []
+        for centre, near in neighbours.items():
+            if centre in shown:
+                continue
+            fresh = [(d, m) for m, d in near.items() if m not in shown]
+            if len(fresh) > len(members) or (len(fresh) == len(members) and best is not None
+                                              and fresh and centre < best):
+                best, members = centre, fresh
+        if best is None or not members:
             break
-        if centre in shown:
-            continue
-        members = [(d, m) for m, d in neighbours[centre].items() if m not in shown]
-        if not members:
-            continue
-        groups += 1
-        shown.add(centre)
+        shown.add(best)
         members.sort(key=lambda x: (x[0], docs[x[1]][0]))
         print(f"\n-- group {groups}: {len(members) + 1} near-identical texts")
-        print(f"   d=0  {docs[centre][0]:40s} {docs[centre][1][:60]}")
+        print(f"   centre {docs[best][0]:37s} {docs[best][1][:60]}")
         for d, m in members[:12]:
-            shown.add(m)
             print(f"   d={d}  {docs[m][0]:40s} {docs[m][1][:60]}")
-        for d, m in members[12:]:
-            shown.add(m)
         if len(members) > 12:
             print(f"   ... and {len(members) - 12} more")
+        shown.update(m for _, m in members)
 
 
 if __name__ == "__main__":
