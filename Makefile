@@ -46,3 +46,7 @@ include $(PGXS)
 # The fingerprint inner loops (tokenizer, XXH3 on short inputs, bit voting)
 # gain from more aggressive inlining and vectorisation than PGXS's -O2.
 src/fingerprint.o: CFLAGS += -O3
+
+# PGXS does not track header dependencies: rebuild everything when a
+# private header changes (structs such as SimhashVoter live on callers' stacks).
+$(OBJS): $(wildcard $(srcdir)/src/*.h)
