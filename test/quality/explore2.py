@@ -144,7 +144,7 @@ def main(names):
             print(f"{name}{TAG} k={k}: within {r['within']} prec@0.8 {r['prec8']:.3f} rec@0.9 "
                   f"{r['rec9']:.3f} rec@0.8 {r['rec8']:.3f} CN {cn}  (fp {t2 - t1:.0f}s pairs {t3 - t2:.0f}s)",
                   flush=True)
-        with open("/tmp/work/explore2_rows.txt", "a") as f:
+        with open(os.path.join(G.CACHE_DIR, "explore2_rows.txt"), "a") as f:
             for r in rows[-3:]:
                 f.write(repr(r) + "\n")
     return rows

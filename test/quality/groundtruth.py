@@ -12,7 +12,7 @@ with J >= t shares at least one element among the first |x|-ceil(t|x|)+1
 elements of each set, so candidate pairs = pairs sharing a prefix element;
 every candidate is then verified exactly (also size filter).
 
-Output cache: /tmp/work/gt_pairs.npz with i, j (indices into the deduplicated
+Output cache: $SIMHASH_QUALITY_CACHE/gt_pairs.npz (default /tmp/simhash-quality) with i, j (indices into the deduplicated
 document list, i < j), inter, union, jac; plus the deduplicated doc order.
 """
 import math
@@ -26,7 +26,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import corpus  # noqa: E402
 import simhash_ref as R  # noqa: E402
 
-CACHE = "/tmp/work/gt_pairs.npz"
+CACHE_DIR = os.environ.get("SIMHASH_QUALITY_CACHE", "/tmp/simhash-quality")
+os.makedirs(CACHE_DIR, exist_ok=True)
+CACHE = os.path.join(CACHE_DIR, "gt_pairs.npz")
 THRESH = 0.5
 
 

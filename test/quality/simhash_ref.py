@@ -1,5 +1,6 @@
 """Independent Python reference implementation of the simhash fingerprint spec
-(/tmp/work/spec.md, draft v1).
+(the draft spec this session started from; the final algorithm is in
+README.md, "The fingerprint algorithm").
 
 simhash(text, shingle=n, weighting='tf'|'binary'|'log', cjk='unigram'|'bigram')
 returns the fingerprint as an unsigned Python int (0 <= fp < 2**64).
