@@ -2,10 +2,11 @@
  *
  * permutils.c
  *		simhash_perm: table layout, permutations, pages, and the per-table
- *		B+tree (descent, insertion with page splits, range probes).
+ *		B+tree: descent (through the per-backend leaf maps), inserts (leaf
+ *		appends logged as exact byte ranges, page splits), range probes.
  *
  * See perm.h for the design, in particular the locking rules that the
- * functions here implement.
+ * functions here implement, and permleaf.c for the leaf entry format.
  *
  * IDENTIFICATION
  *	  src/permutils.c
