@@ -10,6 +10,7 @@ OBJS = \
 	src/hamming.o \
 	src/fingerprint.o \
 	src/fingerprint_sql.o \
+	src/minhash.o \
 	src/query.o \
 	src/simhash_support.o \
 	src/perm.o \
@@ -25,7 +26,7 @@ OBJS = \
 EXTENSION = simhash
 DATA = $(wildcard sql/simhash--*.sql)
 
-REGRESS = type hamming fingerprint fingerprint_golden perm_build perm_scan perm_growth
+REGRESS = type hamming fingerprint fingerprint_golden verification perm_build perm_scan perm_growth upgrade
 REGRESS_OPTS = --load-extension=simhash
 
 # isolation tests: test/specs/*.spec, expected output in test/expected/

@@ -44,10 +44,32 @@ SELECT count(*) AS tables, min(prefix_bits), max(prefix_bits) FROM simhash_perm_
 SELECT count(DISTINCT prefix) = count(*) AS distinct_prefixes FROM simhash_perm_info('t_k3b5');
 CREATE INDEX t_bad ON t USING simhash_perm (fp) WITH (max_distance = 3, blocks = 3);
 CREATE INDEX t_bad ON t USING simhash_perm (fp) WITH (max_distance = 8, blocks = 16);
-CREATE INDEX t_bad ON t USING simhash_perm (fp) WITH (max_distance = 9);
+CREATE INDEX t_bad ON t USING simhash_perm (fp) WITH (max_distance = 13);
 CREATE INDEX t_bad ON t USING simhash_perm (fp) WITH (blocks = 17);
 CREATE INDEX t_bad ON t USING simhash_perm (fp) WITH (tables = 4);
 DROP INDEX t_k3b5, t_k0, t_k6;
+-- the largest radius: C(9, 8) = 9 tables, although C(9, 4) = 126 > 64
+CREATE INDEX t_k8 ON t USING simhash_perm (fp) WITH (max_distance = 8);
+SELECT count(*) AS tables, min(prefix_bits), max(prefix_bits) FROM simhash_perm_info('t_k8');
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF)
+SELECT id FROM t WHERE hamming_near(fp, (pseudo_fp(10)::bigint # 255)::simhash, 9);
+-- row 10 is 8 bits from the query
+SELECT k, array_agg(id ORDER BY id) AS index_ids
+  FROM generate_series(7, 10) k
+  LEFT JOIN t ON hamming_near(fp, (pseudo_fp(10)::bigint # 255)::simhash, k)
+  GROUP BY k ORDER BY k;
+RESET enable_seqscan;
+SET enable_indexscan = off;
+SET enable_bitmapscan = off;
+SELECT k, array_agg(id ORDER BY id) AS seqscan_ids
+  FROM generate_series(7, 10) k
+  LEFT JOIN t ON hamming_near(fp, (pseudo_fp(10)::bigint # 255)::simhash, k)
+  GROUP BY k ORDER BY k;
+RESET enable_indexscan;
+RESET enable_bitmapscan;
+CREATE INDEX t_bad ON t USING simhash_perm (fp) WITH (max_distance = 8, blocks = 12);
+DROP INDEX t_k8;
 
 -- unsupported index shapes
 CREATE INDEX t_bad ON t USING simhash_perm (fp, id);

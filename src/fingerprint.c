@@ -381,6 +381,7 @@ typedef struct ShingleState
 	int64		nfeatures;
 	SimhashVoter voter;
 	uint64		features[TOKEN_BATCH];	/* one size's features of a batch */
+	bool		collect_all;	/* keep every feature, even under tf */
 	uint64	   *collected;		/* feature hashes, unless weighting is tf */
 	size_t		ncollected;
 	size_t		capacity;
@@ -412,7 +413,7 @@ static void
 take_features(ShingleState *st, const uint64 *features, int n)
 {
 	st->nfeatures += n;
-	if (st->config->weighting == SIMHASH_WEIGHT_TF)
+	if (st->config->weighting == SIMHASH_WEIGHT_TF && !st->collect_all)
 	{
 		SimhashVoterAddBatch(&st->voter, features, n);
 		return;
@@ -763,6 +764,121 @@ SimhashFeatureHash(const char *bytes, size_t len)
 }
 
 /*
+ * Character n-grams.
+ *
+ * The text is reduced to its tokens (as with cjk = unigram) joined by single
+ * spaces, except that consecutive ideographs are joined directly, as they
+ * stand in the text.  Every run of n code points of that string is a
+ * feature, hashed as its UTF-8 bytes with XXH3-64 (seed 0); a string shorter
+ * than n code points, if not empty, is one feature.  The string is never held
+ * whole: a window of the last code points is enough.
+ */
+typedef struct ChargramState
+{
+	ShingleState *st;			/* where the features go */
+	int			n;
+	StringInfoData buf;			/* the joined string, from some point on */
+	int			ring[SIMHASH_MAX_CHARGRAM]; /* buf offsets of last n code
+											 * points */
+	int64		ncodepoints;
+	bool		last_ideograph;
+	int			nbatch;
+	uint64		batch[TOKEN_BATCH];
+} ChargramState;
+
+/* Drop the bytes before the current window, once the buffer has grown */
+static void
+chargram_compact(ChargramState *cs)
+{
+	int			shift;
+	int			i;
+
+	if (cs->buf.len < 8192 || cs->ncodepoints < cs->n)
+		return;
+	/* start of the oldest code point still in the ring */
+	shift = cs->ring[cs->ncodepoints % cs->n];
+	memmove(cs->buf.data, cs->buf.data + shift, cs->buf.len - shift);
+	cs->buf.len -= shift;
+	for (i = 0; i < cs->n; i++)
+		cs->ring[i] -= shift;
+}
+
+/* Append one code point (len bytes) and emit the n-gram it completes */
+static void
+chargram_append(ChargramState *cs, const char *bytes, int len)
+{
+	int64		c = cs->ncodepoints++;
+
+	cs->ring[c % cs->n] = cs->buf.len;
+	appendBinaryStringInfo(&cs->buf, bytes, len);
+	if (c >= cs->n - 1)
+	{
+		int			start = cs->ring[(c + 1) % cs->n];
+
+		cs->batch[cs->nbatch++] = XXH3_64bits(cs->buf.data + start,
+											  cs->buf.len - start);
+		if (cs->nbatch == TOKEN_BATCH)
+		{
+			take_features(cs->st, cs->batch, cs->nbatch);
+			cs->nbatch = 0;
+		}
+	}
+}
+
+/* Token callback of the n-gram path */
+static void
+chargram_token(void *arg, const char *token, size_t len)
+{
+	ChargramState *cs = (ChargramState *) arg;
+	const unsigned char *p = (const unsigned char *) token;
+	const unsigned char *end = p + len;
+	bool		ideograph;
+
+	ideograph = is_ideograph(decode_utf8(&p, end)) && p == end;
+	if (cs->ncodepoints > 0 && !(ideograph && cs->last_ideograph))
+		chargram_append(cs, " ", 1);
+	cs->last_ideograph = ideograph;
+
+	/* code points start at every byte that is not a continuation byte */
+	p = (const unsigned char *) token;
+	while (p < end)
+	{
+		const unsigned char *q = p + 1;
+
+		while (q < end && (*q & 0xC0) == 0x80)
+			q++;
+		chargram_append(cs, (const char *) p, q - p);
+		p = q;
+	}
+	chargram_compact(cs);
+}
+
+/* Find the character n-gram features of a text */
+static void
+collect_chargrams(ShingleState *st, const char *text, size_t len)
+{
+	ChargramState cs;
+
+	cs.st = st;
+	cs.n = st->config->chargram;
+	initStringInfo(&cs.buf);
+	cs.ncodepoints = 0;
+	cs.last_ideograph = false;
+	cs.nbatch = 0;
+
+	tokenize(text, len, SIMHASH_CJK_UNIGRAM, false, chargram_token, &cs);
+	if (cs.nbatch > 0)
+		take_features(st, cs.batch, cs.nbatch);
+	if (cs.ncodepoints > 0 && cs.ncodepoints < cs.n)
+	{
+		uint64		f = XXH3_64bits(cs.buf.data, cs.buf.len);
+
+		take_features(st, &f, 1);
+	}
+	pfree(cs.buf.data);
+}
+
+/*
  * Vote the collected features with binary or log-tf weights.  Sorting groups
  * equal hashes; for binary weights the distinct ones are compacted in place
  * and counted as one batch.
@@ -792,6 +908,56 @@ vote_collected(ShingleState *st)
 }
 
 /*
+ * Run a text through the scheme's feature pipeline: the features are voted
+ * (tf) or collected in st.  collect_all keeps every feature in st->collected.
+ */
+static void
+find_features(ShingleState *st, const char *text, size_t len,
+			  const SimhashConfig *config, bool collect_all)
+{
+	int			i;
+
+	/* field by field: the buffers need no zeroing */
+	st->config = config;
+	st->width = config->sizes[config->nsizes - 1];
+	st->carry = 0;
+	st->nhashes = 0;
+	st->ntokens = 0;
+	st->nfeatures = 0;
+	st->collect_all = collect_all;
+	st->collected = NULL;
+	st->ncollected = 0;
+	st->capacity = 0;
+	SimhashVoterInit(&st->voter);
+	if (config->weighting != SIMHASH_WEIGHT_TF || collect_all)
+	{
+		st->capacity = 2 * TOKEN_BATCH;
+		st->collected = palloc(st->capacity * sizeof(uint64));
+	}
+
+	if (config->chargram > 0)
+	{
+		collect_chargrams(st, text, len);
+		return;
+	}
+
+	tokenize(text, len, config->cjk, true, NULL, st);
+	flush_tokens(st);
+
+	/*
+	 * A text shorter than a shingle size gives one feature of all its
+	 * tokens, which are then all still in the buffer.
+	 */
+	for (i = 0; i < config->nsizes; i++)
+		if (st->ntokens > 0 && st->ntokens < config->sizes[i])
+		{
+			uint64		f = shingle_hash(st->hashes, (int) st->ntokens);
+
+			take_features(st, &f, 1);
+		}
+}
+
+/*
  * The simhash of a UTF-8 text under a feature scheme.  If nfeatures is not
  * NULL, it is set to the number of features (shingle occurrences) found.
  */
@@ -800,50 +966,38 @@ SimhashOfText(const char *text, size_t len, const SimhashConfig *config,
 			  int64 *nfeatures)
 {
 	ShingleState st;
-	uint64		result;
-	int			i;
 
 	Assert(config->nsizes >= 1 && config->nsizes <= SIMHASH_MAX_SHINGLE);
 
-	/* field by field: the buffers need no zeroing */
-	st.config = config;
-	st.width = config->sizes[config->nsizes - 1];
-	st.carry = 0;
-	st.nhashes = 0;
-	st.ntokens = 0;
-	st.nfeatures = 0;
-	st.collected = NULL;
-	st.ncollected = 0;
-	st.capacity = 0;
-	SimhashVoterInit(&st.voter);
-	if (config->weighting != SIMHASH_WEIGHT_TF)
-	{
-		st.capacity = 2 * TOKEN_BATCH;
-		st.collected = palloc(st.capacity * sizeof(uint64));
-	}
-
-	tokenize(text, len, config->cjk, true, NULL, &st);
-	flush_tokens(&st);
-
-	/*
-	 * A text shorter than a shingle size gives one feature of all its
-	 * tokens, which are then all still in the buffer.
-	 */
-	for (i = 0; i < config->nsizes; i++)
-		if (st.ntokens > 0 && st.ntokens < config->sizes[i])
-		{
-			uint64		f = shingle_hash(st.hashes, (int) st.ntokens);
-
-			take_features(&st, &f, 1);
-		}
-
+	find_features(&st, text, len, config, false);
 	if (st.collected != NULL)
 	{
 		vote_collected(&st);
 		pfree(st.collected);
 	}
-	result = SimhashVoterResult(&st.voter);
 	if (nfeatures)
 		*nfeatures = st.nfeatures;
-	return result;
+	return SimhashVoterResult(&st.voter);
+}
+
+/*
+ * The set of distinct feature hashes of a UTF-8 text under a feature scheme
+ * (weights play no part), sorted ascending, palloc'd; *nfeatures is set to
+ * its size.  This is what simhash_jaccard() and minhash() compare.
+ */
+uint64 *
+SimhashFeatureSet(const char *text, size_t len, const SimhashConfig *config,
+				  size_t *nfeatures)
+{
+	ShingleState st;
+	size_t		i,
+				ndistinct = 0;
+
+	find_features(&st, text, len, config, true);
+	sort_feature_hashes(st.collected, st.ncollected);
+	for (i = 0; i < st.ncollected; i++)
+		if (ndistinct == 0 || st.collected[i] != st.collected[ndistinct - 1])
+			st.collected[ndistinct++] = st.collected[i];
+	*nfeatures = ndistinct;
+	return st.collected;
 }

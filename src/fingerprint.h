@@ -37,11 +37,19 @@ typedef enum SimhashCjkMode
 #define SIMHASH_MIN_SHINGLE		1
 #define SIMHASH_MAX_SHINGLE		8
 
-/* The feature scheme of one fingerprint */
+/* Limits of character n-gram sizes */
+#define SIMHASH_MIN_CHARGRAM	1
+#define SIMHASH_MAX_CHARGRAM	16
+
+/*
+ * The feature scheme of one fingerprint: word shingles of the listed sizes,
+ * or, if chargram > 0, character n-grams of that many code points.
+ */
 typedef struct SimhashConfig
 {
 	int			nsizes;			/* shingle sizes, ascending and distinct */
 	int			sizes[SIMHASH_MAX_SHINGLE];
+	int			chargram;		/* n of character n-grams, or 0 */
 	SimhashWeighting weighting;
 	SimhashCjkMode cjk;
 } SimhashConfig;
@@ -74,5 +82,7 @@ extern void SimhashTokenize(const char *text, size_t len, SimhashCjkMode cjk,
 extern uint64 SimhashFeatureHash(const char *bytes, size_t len);
 extern uint64 SimhashOfText(const char *text, size_t len,
 							const SimhashConfig *config, int64 *nfeatures);
+extern uint64 *SimhashFeatureSet(const char *text, size_t len,
+								 const SimhashConfig *config, size_t *nfeatures);
 
 #endif							/* SIMHASH_FINGERPRINT_H */

@@ -2,8 +2,10 @@
  *
  * fingerprint_sql.c
  *		SQL functions that compute fingerprints: simhash(text, ...),
- *		simhash(text[]), simhash(text[], real[]), simhash(tsvector), and the
- *		helpers simhash_tokens() and simhash_feature_count().
+ *		simhash(text[]), simhash(text[], real[]), simhash(tsvector),
+ *		simhash_chargrams(), the helpers simhash_tokens() and
+ *		simhash_feature_count(), and simhash_jaccard(), the exact similarity
+ *		of two texts' feature sets.
  *
  * Fingerprints must not depend on the database encoding, so every string is
  * hashed as UTF-8: text from a database in another encoding is converted
@@ -26,6 +28,7 @@
 #include "utils/builtins.h"
 
 #include "fingerprint.h"
+#include "fingerprint_sql.h"
 #include "simhash.h"
 
 PG_FUNCTION_INFO_V1(simhash_text);
@@ -34,10 +37,12 @@ PG_FUNCTION_INFO_V1(simhash_text_tokens);
 PG_FUNCTION_INFO_V1(simhash_text_array);
 PG_FUNCTION_INFO_V1(simhash_text_array_weighted);
 PG_FUNCTION_INFO_V1(simhash_tsvector);
+PG_FUNCTION_INFO_V1(simhash_text_chargrams);
+PG_FUNCTION_INFO_V1(simhash_text_jaccard);
 
 /* The bytes of a string as UTF-8, converting from the database encoding */
-static const char *
-string_as_utf8(const char *s, int len, size_t *utf8_len)
+const char *
+SimhashStringAsUtf8(const char *s, int len, size_t *utf8_len)
 {
 	int			encoding = GetDatabaseEncoding();
 	const char *converted;
@@ -83,6 +88,21 @@ parse_cjk(text *cjk)
 		return SIMHASH_CJK_BIGRAM;
 	invalid_option("cjk", text_to_cstring(cjk), "\"unigram\" and \"bigram\"");
 	return SIMHASH_CJK_UNIGRAM; /* keep compiler quiet */
+}
+
+/* Parse the weighting option */
+static SimhashWeighting
+parse_weighting(text *weighting)
+{
+	if (text_equals(weighting, "tf"))
+		return SIMHASH_WEIGHT_TF;
+	if (text_equals(weighting, "binary"))
+		return SIMHASH_WEIGHT_BINARY;
+	if (text_equals(weighting, "log"))
+		return SIMHASH_WEIGHT_LOG;
+	invalid_option("weighting", text_to_cstring(weighting),
+				   "\"tf\", \"binary\" and \"log\"");
+	return SIMHASH_WEIGHT_TF;	/* keep compiler quiet */
 }
 
 /* Report a bad list of shingle sizes, written out as given */
@@ -158,15 +178,17 @@ typedef struct ShinglesCache
 } ShinglesCache;
 
 /*
- * Build a feature scheme from the optional arguments 1..3 of the call.  The
- * shingle sizes are usually a constant, whose Datum is the same on every
- * call of a query: parse them once.
+ * Build a word-shingle feature scheme from the arguments of a call: the
+ * shingle sizes, the weighting (or tf, if weighting_arg < 0) and the CJK
+ * mode are arguments shingles_arg, weighting_arg and cjk_arg.  The shingle
+ * sizes are usually a constant, whose Datum is the same on every call of a
+ * query: parse them once.
  */
-static void
-config_from_args(FunctionCallInfo fcinfo, SimhashConfig *config)
+void
+SimhashConfigFromArgs(FunctionCallInfo fcinfo, int shingles_arg,
+					  int weighting_arg, int cjk_arg, SimhashConfig *config)
 {
-	text	   *weighting = PG_GETARG_TEXT_PP(2);
-	Datum		shingles = PG_GETARG_DATUM(1);
+	Datum		shingles = PG_GETARG_DATUM(shingles_arg);
 	ShinglesCache *cache = (ShinglesCache *) fcinfo->flinfo->fn_extra;
 
 	if (cache == NULL || cache->arg != shingles)
@@ -179,18 +201,17 @@ config_from_args(FunctionCallInfo fcinfo, SimhashConfig *config)
 	}
 	config->nsizes = cache->config.nsizes;
 	memcpy(config->sizes, cache->config.sizes, sizeof(config->sizes));
+	config->chargram = 0;
+	config->weighting = weighting_arg < 0 ? SIMHASH_WEIGHT_TF :
+		parse_weighting(PG_GETARG_TEXT_PP(weighting_arg));
+	config->cjk = parse_cjk(PG_GETARG_TEXT_PP(cjk_arg));
+}
 
-	if (text_equals(weighting, "tf"))
-		config->weighting = SIMHASH_WEIGHT_TF;
-	else if (text_equals(weighting, "binary"))
-		config->weighting = SIMHASH_WEIGHT_BINARY;
-	else if (text_equals(weighting, "log"))
-		config->weighting = SIMHASH_WEIGHT_LOG;
-	else
-		invalid_option("weighting", text_to_cstring(weighting),
-					   "\"tf\", \"binary\" and \"log\"");
-
-	config->cjk = parse_cjk(PG_GETARG_TEXT_PP(3));
+/* The scheme of simhash(doc, shingles, weighting, cjk) and its helpers */
+static inline void
+config_from_args(FunctionCallInfo fcinfo, SimhashConfig *config)
+{
+	SimhashConfigFromArgs(fcinfo, 1, 2, 3, config);
 }
 
 /* simhash(text, shingles, weighting, cjk) */
@@ -203,7 +224,7 @@ simhash_text(PG_FUNCTION_ARGS)
 	size_t		len;
 
 	config_from_args(fcinfo, &config);
-	utf8 = string_as_utf8(VARDATA_ANY(doc), VARSIZE_ANY_EXHDR(doc), &len);
+	utf8 = SimhashStringAsUtf8(VARDATA_ANY(doc), VARSIZE_ANY_EXHDR(doc), &len);
 	PG_RETURN_SIMHASH(SimhashOfText(utf8, len, &config, NULL));
 }
 
@@ -218,7 +239,7 @@ simhash_text_feature_count(PG_FUNCTION_ARGS)
 	int64		nfeatures;
 
 	config_from_args(fcinfo, &config);
-	utf8 = string_as_utf8(VARDATA_ANY(doc), VARSIZE_ANY_EXHDR(doc), &len);
+	utf8 = SimhashStringAsUtf8(VARDATA_ANY(doc), VARSIZE_ANY_EXHDR(doc), &len);
 	(void) SimhashOfText(utf8, len, &config, &nfeatures);
 	PG_RETURN_INT64(nfeatures);
 }
@@ -252,7 +273,7 @@ simhash_text_tokens(PG_FUNCTION_ARGS)
 	size_t		len;
 
 	tc.astate = initArrayResult(TEXTOID, CurrentMemoryContext, false);
-	utf8 = string_as_utf8(VARDATA_ANY(doc), VARSIZE_ANY_EXHDR(doc), &len);
+	utf8 = SimhashStringAsUtf8(VARDATA_ANY(doc), VARSIZE_ANY_EXHDR(doc), &len);
 	SimhashTokenize(utf8, len, cjk, collect_token, &tc);
 	PG_RETURN_DATUM(makeArrayResult(tc.astate, CurrentMemoryContext));
 }
@@ -265,7 +286,7 @@ text_datum_hash(Datum d)
 	const char *utf8;
 	size_t		len;
 
-	utf8 = string_as_utf8(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), &len);
+	utf8 = SimhashStringAsUtf8(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), &len);
 	return SimhashFeatureHash(utf8, len);
 }
 
@@ -354,7 +375,7 @@ simhash_tsvector(PG_FUNCTION_ARGS)
 		uint64		hash;
 		int			npos = we->haspos ? POSDATALEN(tsv, we) : 1;
 
-		utf8 = string_as_utf8(lexemes + we->pos, we->len, &len);
+		utf8 = SimhashStringAsUtf8(lexemes + we->pos, we->len, &len);
 		hash = SimhashFeatureHash(utf8, len);
 		if (npos == 1)
 			SimhashVoterAdd(&voter, hash);
@@ -362,4 +383,85 @@ simhash_tsvector(PG_FUNCTION_ARGS)
 			SimhashVoterAddWeighted(&voter, hash, (double) npos);
 	}
 	PG_RETURN_SIMHASH(SimhashVoterResult(&voter));
+}
+
+/* simhash_chargrams(text, n, weighting): character n-gram features */
+Datum
+simhash_text_chargrams(PG_FUNCTION_ARGS)
+{
+	text	   *doc = PG_GETARG_TEXT_PP(0);
+	int32		n = PG_GETARG_INT32(1);
+	SimhashConfig config;
+	const char *utf8;
+	size_t		len;
+
+	if (n < SIMHASH_MIN_CHARGRAM || n > SIMHASH_MAX_CHARGRAM)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("n-gram size %d is out of range", n),
+				 errdetail("The size must be between %d and %d.",
+						   SIMHASH_MIN_CHARGRAM, SIMHASH_MAX_CHARGRAM)));
+	config.nsizes = 1;
+	config.sizes[0] = 1;
+	config.chargram = n;
+	config.weighting = parse_weighting(PG_GETARG_TEXT_PP(2));
+	config.cjk = SIMHASH_CJK_UNIGRAM;
+	utf8 = SimhashStringAsUtf8(VARDATA_ANY(doc), VARSIZE_ANY_EXHDR(doc), &len);
+	PG_RETURN_SIMHASH(SimhashOfText(utf8, len, &config, NULL));
+}
+
+/* The distinct feature hashes of a text argument, sorted */
+uint64 *
+SimhashFeatureSetOfText(text *doc, const SimhashConfig *config,
+						size_t *nfeatures)
+{
+	const char *utf8;
+	size_t		len;
+
+	utf8 = SimhashStringAsUtf8(VARDATA_ANY(doc), VARSIZE_ANY_EXHDR(doc), &len);
+	return SimhashFeatureSet(utf8, len, config, nfeatures);
+}
+
+/*
+ * simhash_jaccard(a, b, shingles, cjk): |A & B| / |A | B| of the two texts'
+ * sets of distinct features.  Two texts without features have equal (empty)
+ * sets, so their similarity is 1.
+ */
+Datum
+simhash_text_jaccard(PG_FUNCTION_ARGS)
+{
+	text	   *a = PG_GETARG_TEXT_PP(0);
+	text	   *b = PG_GETARG_TEXT_PP(1);
+	SimhashConfig config;
+	uint64	   *fa,
+			   *fb;
+	size_t		na,
+				nb,
+				i = 0,
+				j = 0,
+				common = 0;
+
+	SimhashConfigFromArgs(fcinfo, 2, -1, 3, &config);
+	fa = SimhashFeatureSetOfText(a, &config, &na);
+	fb = SimhashFeatureSetOfText(b, &config, &nb);
+	if (na + nb == 0)
+		PG_RETURN_FLOAT8(1.0);
+
+	/* both sets are sorted: merge */
+	while (i < na && j < nb)
+	{
+		if (fa[i] < fb[j])
+			i++;
+		else if (fa[i] > fb[j])
+			j++;
+		else
+		{
+			common++;
+			i++;
+			j++;
+		}
+	}
+	pfree(fa);
+	pfree(fb);
+	PG_RETURN_FLOAT8((double) common / (double) (na + nb - common));
 }

@@ -112,7 +112,7 @@
 
 /* Reloption limits and defaults */
 #define PERM_DEFAULT_MAX_DISTANCE	3
-#define PERM_MAX_MAX_DISTANCE		8
+#define PERM_MAX_MAX_DISTANCE		12
 #define PERM_MAX_BLOCKS				16
 #define PERM_MAX_TABLES				64
 

@@ -82,9 +82,14 @@ static int
 count_tables(int blocks, int max_distance)
 {
 	int64		c = 1;
+	int			m = Min(max_distance, blocks - max_distance);
 	int			i;
 
-	for (i = 0; i < max_distance; i++)
+	/*
+	 * C(blocks, m) with m <= blocks / 2: the partial products C(blocks, i)
+	 * grow with i, so none exceeds the limit unless the result does.
+	 */
+	for (i = 0; i < m; i++)
 	{
 		c = c * (blocks - i) / (i + 1);
 		if (c > PERM_MAX_TABLES)

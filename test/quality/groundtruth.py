@@ -126,6 +126,17 @@ def all_pairs(sets, t=THRESH):
     return I[keep], J[keep], inter[keep], union[keep], jac[keep], ncand_raw, len(cand)
 
 
+def pairs_of_tokens(token_lists, t=THRESH):
+    """Exact pairs (i < j) of token lists whose 3-shingle sets have J >= t.
+
+    Returns (i, j, jac) as numpy arrays, sorted by i then j.
+    """
+    sets, _ = shingle_sets(token_lists)
+    I, J, _inter, _union, jac, _nraw, _ncand = all_pairs(sets, t)
+    order = np.lexsort((J, I))
+    return I[order], J[order], jac[order]
+
+
 def load_or_build(verbose=True):
     if os.path.exists(CACHE):
         z = np.load(CACHE)

@@ -70,6 +70,58 @@ def corpus(n):
     return docs[::step][:n]
 
 
+def psql_csv(sql):
+    res = subprocess.run(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1"], input=sql,
+                         capture_output=True, text=True)
+    if res.returncode != 0:
+        sys.exit(f"psql failed: {res.stderr.strip()}")
+    return list(csv.reader(io.StringIO(res.stdout)))
+
+
+def signed(u):
+    return u - (1 << 64) if u >= 1 << 63 else u
+
+
+def check_v11(docs):
+    """simhash_chargrams, simhash_jaccard, minhash and minhash_bands (1.1)
+    against the reference on a sample: each document and its successor."""
+    docs = ["妈妈喊你来吃饭", "妈妈叫你来吃饭。", "Linux内核。系统 abc 日本語のテキスト",
+            "ＡＢＣ 数据库 système Ωmega", "", "a", "ab cd"] + docs[:300]
+    with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False, encoding="utf-8") as f:
+        w = csv.writer(f, quoting=csv.QUOTE_ALL)  # "" is an empty text, not NULL
+        for i, d in enumerate(docs):
+            w.writerow([i, d])
+        path = f.name
+    rows = psql_csv(
+        "CREATE TEMP TABLE sample (id int, doc text);\n"
+        f"\\copy sample FROM '{path}' WITH (FORMAT csv)\n"
+        "COPY (SELECT a.id, simhash_chargrams(a.doc, 4), simhash_chargrams(a.doc, 5, 'binary'),"
+        " simhash_jaccard(a.doc, b.doc), simhash_jaccard(a.doc, b.doc, '{1,2}', 'bigram'),"
+        " minhash(a.doc, 16), minhash_bands(minhash(a.doc, 16), 4)"
+        " FROM sample a JOIN sample b ON b.id = (a.id + 1) % (SELECT count(*) FROM sample)"
+        " ORDER BY a.id) TO STDOUT WITH (FORMAT csv);\n")
+    os.unlink(path)
+    passed = failed = 0
+    for row in rows:
+        i = int(row[0])
+        a, b = docs[i], docs[(i + 1) % len(docs)]
+        want = [f"{ref.simhash(a, chargram=4):016x}",
+                f"{ref.simhash(a, weighting='binary', chargram=5):016x}",
+                ref.jaccard(a, b), ref.jaccard(a, b, (1, 2), "bigram"),
+                "{" + ",".join(str(signed(v)) for v in ref.minhash(a, 16)) + "}",
+                "{" + ",".join(str(signed(v)) for v in ref.minhash_bands(ref.minhash(a, 16), 4)) + "}"]
+        got = row[1:3] + [float(row[3]), float(row[4])] + row[5:7]
+        for name, g, wv in zip(("chargrams4", "chargrams5-binary", "jaccard", "jaccard-bigram",
+                                "minhash", "minhash_bands"), got, want):
+            ok = abs(g - wv) < 1e-12 if isinstance(wv, float) else g == wv
+            if ok:
+                passed += 1
+            else:
+                failed += 1
+                print(f"corpus document {i} {name}: extension {g}, reference {wv}")
+    return passed, failed
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--db", action="store_true")
@@ -126,7 +178,11 @@ def main():
                     failed += 1
                     print(f"corpus document {i} {s} {wt} {c}: extension {got}, "
                           f"reference {want:016x}")
-        if not docs:
+        if docs:
+            p, f = check_v11(docs)
+            passed += p
+            failed += f
+        else:
             print("note: apt's package descriptions are not present; corpus check skipped")
 
     print(f"reference: {passed} passed, {failed} failed")

@@ -123,8 +123,26 @@ def vote(weighted):
     return fp
 
 
-def simhash(text, shingles=(1, 3), weighting="tf", cjk="unigram"):
-    feats = features(text, shingles, cjk)
+def chargram_features(text, n):
+    """Character n-grams of the tokens (cjk unigram) joined by spaces, no
+    space between two consecutive single-ideograph tokens."""
+    joined = ""
+    prev_ideograph = False
+    for t in tokens(text, "unigram"):
+        ideograph = len(t) == 1 and is_ideograph(ord(t))
+        if joined and not (ideograph and prev_ideograph):
+            joined += " "
+        joined += t
+        prev_ideograph = ideograph
+    if not joined:
+        return []
+    if len(joined) < n:
+        return [h64(joined.encode("utf-8"))]
+    return [h64(joined[i:i + n].encode("utf-8")) for i in range(len(joined) - n + 1)]
+
+
+def simhash(text, shingles=(1, 3), weighting="tf", cjk="unigram", chargram=0):
+    feats = chargram_features(text, chargram) if chargram else features(text, shingles, cjk)
     counts = {}
     for f in feats:
         counts[f] = counts.get(f, 0) + 1
@@ -144,6 +162,38 @@ def simhash_array(elements, weights=None):
         weights = [1.0] * len(elements)
     return vote([(h64(e.encode("utf-8")), w) for e, w in zip(elements, weights)
                  if e is not None and w is not None])
+
+
+def jaccard(a, b, shingles=(3,), cjk="unigram"):
+    """Jaccard similarity of the sets of distinct features (1 if both empty)."""
+    fa, fb = set(features(a, shingles, cjk)), set(features(b, shingles, cjk))
+    return len(fa & fb) / len(fa | fb) if fa or fb else 1.0
+
+
+M64 = (1 << 64) - 1
+
+
+def fmix64(x):
+    """MurmurHash3's 64-bit finaliser."""
+    x ^= x >> 33
+    x = (x * 0xff51afd7ed558ccd) & M64
+    x ^= x >> 33
+    x = (x * 0xc4ceb9fe1a85ec53) & M64
+    x ^= x >> 33
+    return x
+
+
+def minhash(text, n=128, shingles=(3,), cjk="unigram"):
+    """MinHash signature as unsigned 64-bit values."""
+    fs = set(features(text, shingles, cjk))
+    seeds = [fmix64(((i + 1) * 0x9E3779B97F4A7C15) & M64) for i in range(n)]
+    return [min((fmix64(f ^ s) for f in fs), default=M64) for s in seeds]
+
+
+def minhash_bands(sig, bands):
+    rows = len(sig) // bands
+    return [xxhash.xxh3_64_intdigest(le(sig[b * rows:(b + 1) * rows]), seed=b)
+            for b in range(bands)]
 
 
 if __name__ == "__main__":
