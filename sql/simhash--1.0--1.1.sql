@@ -43,3 +43,15 @@ CREATE FUNCTION minhash_bands(signature pg_catalog.int8[],
 	RETURNS pg_catalog.int8[]
 	AS 'MODULE_PATHNAME', 'minhash_bands'
 	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- Does a text's fingerprint rest on enough features to be trusted at small
+-- k?  Below 64 features (about 32 words) most pairs within k = 3 of the
+-- Debian descriptions were not near-duplicates (docs/quality.md).
+CREATE FUNCTION simhash_is_reliable(doc pg_catalog.text,
+									min_features pg_catalog.int8 DEFAULT 64,
+									shingles pg_catalog.int4[] DEFAULT '{1,3}',
+									weighting pg_catalog.text DEFAULT 'tf',
+									cjk pg_catalog.text DEFAULT 'unigram')
+	RETURNS pg_catalog.bool
+	AS 'MODULE_PATHNAME', 'simhash_text_is_reliable'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;

@@ -20,7 +20,7 @@ SELECT p.proname, p.provolatile, p.proisstrict, p.proparallel
   FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e'
   JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'simhash'
  WHERE p.proname IN ('simhash_jaccard', 'simhash_chargrams', 'minhash',
-                     'minhash_jaccard', 'minhash_bands')
+                     'minhash_jaccard', 'minhash_bands', 'simhash_is_reliable')
  ORDER BY 1;
 -- stored fingerprints are unchanged and still found through the index
 SELECT count(*) AS unchanged FROM up_docs WHERE fp = simhash(body);

@@ -22,6 +22,15 @@ SELECT simhash_jaccard(NULL, 'x') IS NULL AS strict;
 SELECT simhash_jaccard('a', 'b', '{0}');
 SELECT simhash_jaccard('a', 'b', '{3}', 'trigram');
 
+-- reliability flag: enough features for the fingerprint to be trusted
+SELECT simhash_feature_count(repeat('word ', 20)) AS features_20_words,
+       simhash_is_reliable(repeat('word ', 20)) AS reliable_20_words,
+       simhash_is_reliable(repeat('word ', 40)) AS reliable_40_words,
+       simhash_is_reliable('a few words', 4) AS reliable_at_4,
+       simhash_is_reliable('a few words', 5) AS reliable_at_5,
+       simhash_is_reliable('a few words', 1, '{1}', 'binary') AS binary_distinct;
+SELECT simhash_is_reliable('x', 1, '{9}');
+
 -- character n-grams: golden values (frozen with the 1.1 format)
 SELECT label, simhash_chargrams(doc, n, w) AS fp
   FROM (VALUES ('en-4', 'The quick brown fox jumps over the lazy dog', 4, 'tf'),

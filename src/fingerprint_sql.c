@@ -39,6 +39,7 @@ PG_FUNCTION_INFO_V1(simhash_text_array_weighted);
 PG_FUNCTION_INFO_V1(simhash_tsvector);
 PG_FUNCTION_INFO_V1(simhash_text_chargrams);
 PG_FUNCTION_INFO_V1(simhash_text_jaccard);
+PG_FUNCTION_INFO_V1(simhash_text_is_reliable);
 
 /* The bytes of a string as UTF-8, converting from the database encoding */
 const char *
@@ -242,6 +243,28 @@ simhash_text_feature_count(PG_FUNCTION_ARGS)
 	utf8 = SimhashStringAsUtf8(VARDATA_ANY(doc), VARSIZE_ANY_EXHDR(doc), &len);
 	(void) SimhashOfText(utf8, len, &config, &nfeatures);
 	PG_RETURN_INT64(nfeatures);
+}
+
+/*
+ * simhash_is_reliable(text, min_features, shingles, weighting, cjk): does the
+ * fingerprint rest on at least min_features features?  A fingerprint of a
+ * short text moves few bits when a word changes, so texts that differ in a
+ * large share of their shingles still land within a small k.
+ */
+Datum
+simhash_text_is_reliable(PG_FUNCTION_ARGS)
+{
+	text	   *doc = PG_GETARG_TEXT_PP(0);
+	int64		min_features = PG_GETARG_INT64(1);
+	SimhashConfig config;
+	const char *utf8;
+	size_t		len;
+	int64		nfeatures;
+
+	SimhashConfigFromArgs(fcinfo, 2, 3, 4, &config);
+	utf8 = SimhashStringAsUtf8(VARDATA_ANY(doc), VARSIZE_ANY_EXHDR(doc), &len);
+	(void) SimhashOfText(utf8, len, &config, &nfeatures);
+	PG_RETURN_BOOL(nfeatures >= min_features);
 }
 
 typedef struct TokenCollector

@@ -6,8 +6,10 @@
 # On a fresh Debian 12 machine, as root, it installs what it needs (apt),
 # builds with warnings as errors, installs the extension, starts a private
 # cluster in a temporary directory (Unix socket only), runs the pg_regress
-# and isolation tests against it and checks the fingerprints against the
-# independent reference implementation, then runs the TAP tests (which start
+# and isolation tests against it, checks the fingerprints against the
+# independent reference implementation, holds the quality evaluation to the
+# targets a run can check (test/quality/evaluate.py --check, about 2
+# minutes), then runs the TAP tests (which start
 # and stop their own clusters), and stops everything even on failure.  The
 # last line counts the suites; exit status 0 means every test passed.
 # .ci/run runs exactly this.
@@ -45,6 +47,11 @@ echo "== fingerprints against the independent reference implementation"
 rc=0
 PGDATABASE=contrib_regression /usr/bin/python3 test/reference/check.py --db --sample 1500 || rc=$?
 record "reference check" $rc
+
+echo "== quality checks on apt's package descriptions (test/quality/evaluate.py --check)"
+rc=0
+PGDATABASE=contrib_regression /usr/bin/python3 test/quality/evaluate.py --check || rc=$?
+record "quality checks" $rc
 simhash_cluster_stop
 
 echo "== TAP tests"

@@ -1,7 +1,8 @@
 # tools/common.sh: shared steps of test/run_all.sh, the demo and benchmarks.
 #
 # Sourced, not run.  Provides:
-#   simhash_install_deps     Debian packages the build, tests and demo need
+#   simhash_install_deps [PKG...]  Debian packages the build, tests and demo
+#                            need, and any others given
 #   simhash_build_install    build with warnings as errors, install
 #   simhash_cluster_start    throwaway cluster in a temporary directory,
 #                            listening only on a private Unix socket;
@@ -24,7 +25,7 @@ simhash_as_pg() {
 }
 
 simhash_install_deps() {
-	local pkgs="postgresql-15 postgresql-server-dev-15 libxxhash-dev make gcc lz4 libipc-run-perl python3 python3-xxhash unicode-data"
+	local pkgs="postgresql-15 postgresql-server-dev-15 libxxhash-dev make gcc lz4 libipc-run-perl python3 python3-xxhash python3-numpy unicode-data $*"
 	local missing="" p
 	for p in $pkgs; do
 		dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
