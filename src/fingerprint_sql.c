@@ -215,33 +215,36 @@ config_from_args(FunctionCallInfo fcinfo, SimhashConfig *config)
 	SimhashConfigFromArgs(fcinfo, 1, 2, 3, config);
 }
 
+/* The fingerprint of a text argument; nfeatures as for SimhashOfText */
+static uint64
+simhash_of_text_arg(text *doc, const SimhashConfig *config, int64 *nfeatures)
+{
+	const char *utf8;
+	size_t		len;
+
+	utf8 = SimhashStringAsUtf8(VARDATA_ANY(doc), VARSIZE_ANY_EXHDR(doc), &len);
+	return SimhashOfText(utf8, len, config, nfeatures);
+}
+
 /* simhash(text, shingles, weighting, cjk) */
 Datum
 simhash_text(PG_FUNCTION_ARGS)
 {
-	text	   *doc = PG_GETARG_TEXT_PP(0);
 	SimhashConfig config;
-	const char *utf8;
-	size_t		len;
 
 	config_from_args(fcinfo, &config);
-	utf8 = SimhashStringAsUtf8(VARDATA_ANY(doc), VARSIZE_ANY_EXHDR(doc), &len);
-	PG_RETURN_SIMHASH(SimhashOfText(utf8, len, &config, NULL));
+	PG_RETURN_SIMHASH(simhash_of_text_arg(PG_GETARG_TEXT_PP(0), &config, NULL));
 }
 
 /* simhash_feature_count(text, shingles, weighting, cjk): features voting */
 Datum
 simhash_text_feature_count(PG_FUNCTION_ARGS)
 {
-	text	   *doc = PG_GETARG_TEXT_PP(0);
 	SimhashConfig config;
-	const char *utf8;
-	size_t		len;
 	int64		nfeatures;
 
 	config_from_args(fcinfo, &config);
-	utf8 = SimhashStringAsUtf8(VARDATA_ANY(doc), VARSIZE_ANY_EXHDR(doc), &len);
-	(void) SimhashOfText(utf8, len, &config, &nfeatures);
+	(void) simhash_of_text_arg(PG_GETARG_TEXT_PP(0), &config, &nfeatures);
 	PG_RETURN_INT64(nfeatures);
 }
 
@@ -254,16 +257,12 @@ simhash_text_feature_count(PG_FUNCTION_ARGS)
 Datum
 simhash_text_is_reliable(PG_FUNCTION_ARGS)
 {
-	text	   *doc = PG_GETARG_TEXT_PP(0);
 	int64		min_features = PG_GETARG_INT64(1);
 	SimhashConfig config;
-	const char *utf8;
-	size_t		len;
 	int64		nfeatures;
 
 	SimhashConfigFromArgs(fcinfo, 2, 3, 4, &config);
-	utf8 = SimhashStringAsUtf8(VARDATA_ANY(doc), VARSIZE_ANY_EXHDR(doc), &len);
-	(void) SimhashOfText(utf8, len, &config, &nfeatures);
+	(void) simhash_of_text_arg(PG_GETARG_TEXT_PP(0), &config, &nfeatures);
 	PG_RETURN_BOOL(nfeatures >= min_features);
 }
 
@@ -415,8 +414,6 @@ simhash_text_chargrams(PG_FUNCTION_ARGS)
 	text	   *doc = PG_GETARG_TEXT_PP(0);
 	int32		n = PG_GETARG_INT32(1);
 	SimhashConfig config;
-	const char *utf8;
-	size_t		len;
 
 	if (n < SIMHASH_MIN_CHARGRAM || n > SIMHASH_MAX_CHARGRAM)
 		ereport(ERROR,
@@ -429,8 +426,7 @@ simhash_text_chargrams(PG_FUNCTION_ARGS)
 	config.chargram = n;
 	config.weighting = parse_weighting(PG_GETARG_TEXT_PP(2));
 	config.cjk = SIMHASH_CJK_UNIGRAM;
-	utf8 = SimhashStringAsUtf8(VARDATA_ANY(doc), VARSIZE_ANY_EXHDR(doc), &len);
-	PG_RETURN_SIMHASH(SimhashOfText(utf8, len, &config, NULL));
+	PG_RETURN_SIMHASH(simhash_of_text_arg(doc, &config, NULL));
 }
 
 /* The distinct feature hashes of a text argument, sorted */

@@ -199,6 +199,12 @@ def reliability(fp, d, gi, gj, jac, counts, k=3):
     return out
 
 
+# The verification step of both recipes: exact Jaccard of the candidates
+VERIFY_SQL = """CREATE TEMP TABLE {out} AS
+  SELECT c.i, c.j FROM {pairs} c
+  JOIN qdocs a ON a.id = c.i JOIN qdocs b ON b.id = c.j
+  WHERE simhash_jaccard(a.body, b.body) >= 0.8;"""
+
 RECIPE_SQL = """
 \\timing on
 CREATE TEMP TABLE cand AS
@@ -208,10 +214,7 @@ ANALYZE cand;
 CREATE TEMP TABLE candpairs AS
   SELECT a.id AS i, b.id AS j
   FROM cand a JOIN cand b ON hamming_near(b.fp, a.fp, {k}) AND b.id > a.id;
-CREATE TEMP TABLE verified AS
-  SELECT c.i, c.j FROM candpairs c
-  JOIN qdocs a ON a.id = c.i JOIN qdocs b ON b.id = c.j
-  WHERE simhash_jaccard(a.body, b.body) >= 0.8;
+{verify}
 \\timing off
 SELECT 'counts', (SELECT count(*) FROM candpairs), (SELECT count(*) FROM verified);
 COPY (SELECT i, j FROM verified ORDER BY i, j) TO STDOUT;
@@ -225,10 +228,7 @@ CREATE INDEX ON mh USING gin (bands);
 ANALYZE mh;
 CREATE TEMP TABLE mhpairs AS
   SELECT a.id AS i, b.id AS j FROM mh a JOIN mh b ON b.bands && a.bands AND b.id > a.id;
-CREATE TEMP TABLE mhverified AS
-  SELECT c.i, c.j FROM mhpairs c
-  JOIN qdocs a ON a.id = c.i JOIN qdocs b ON b.id = c.j
-  WHERE simhash_jaccard(a.body, b.body) >= 0.8;
+{verify}
 \\timing off
 SELECT 'counts', (SELECT count(*) FROM mhpairs), (SELECT count(*) FROM mhverified);
 COPY (SELECT i, j FROM mhpairs ORDER BY i, j) TO STDOUT;
@@ -262,7 +262,8 @@ def score_pairs(keys, gi, gj, jac, n, t=0.8):
 
 
 def recipe(gi, gj, jac, n, k, blocks):
-    total, times, rest = timed_sql(RECIPE_SQL.format(k=k, blocks=blocks))
+    total, times, rest = timed_sql(RECIPE_SQL.format(
+        k=k, blocks=blocks, verify=VERIFY_SQL.format(out="verified", pairs="candpairs")))
     counts = [x for x in rest if x.startswith("counts")][0].split("|")
     pairs = [x for x in rest if not x.startswith("counts")]
     res = score_pairs(pair_keys(pairs, n), gi, gj, jac, n)
@@ -272,14 +273,15 @@ def recipe(gi, gj, jac, n, k, blocks):
 
 
 def minhash_path(gi, gj, jac, n, slots, bands):
-    total, times, rest = timed_sql(MINHASH_SQL.format(n=slots, bands=bands))
+    total, times, rest = timed_sql(MINHASH_SQL.format(
+        n=slots, bands=bands, verify=VERIFY_SQL.format(out="mhverified", pairs="mhpairs")))
     counts = [x for x in rest if x.startswith("counts")][0].split("|")
     cut = rest.index("verified")
     body = [x for x in rest[:cut] if not x.startswith("counts")]
     cand = score_pairs(pair_keys(body, n), gi, gj, jac, n)
     ver = score_pairs(pair_keys(rest[cut + 1:], n), gi, gj, jac, n)
     return {"slots": slots, "bands": bands, "rows": slots // bands,
-            "candidates": int(counts[1]), "candidate_recall": cand["recall"],
+            "candidates": int(counts[1]), "verified": int(counts[2]), "candidate_recall": cand["recall"],
             "verified_recall": ver["recall"], "verified_precision": ver["precision"],
             "seconds": total, "step_seconds": times}
 

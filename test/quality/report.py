@@ -107,11 +107,11 @@ def write(result, outdir, default, references):
     L += ["", "## MinHash band keys with a GIN index", "",
           "`minhash_bands(minhash(body, slots), bands)` in a GIN index, self-join on `&&`, then "
           "`simhash_jaccard() >= 0.8`.", "",
-          "| slots | bands × rows | candidates | candidate recall (J ≥ 0.8) | verified recall | verified precision | seconds |",
-          "|---|---|---|---|---|---|---|"]
+          "| slots | bands × rows | candidates | candidate recall (J ≥ 0.8) | verified pairs | verified recall | verified precision | seconds |",
+          "|---|---|---|---|---|---|---|---|"]
     for r in result["minhash"]:
         L.append(f"| {r['slots']} | {r['bands']} × {r['rows']} | {r['candidates']:,} | "
-                 f"{r['candidate_recall']:.3f} | {r['verified_recall']:.3f} | "
+                 f"{r['candidate_recall']:.3f} | {r.get('verified', float('nan')):,} | {r['verified_recall']:.3f} | "
                  f"{r['verified_precision']:.3f} | {r['seconds']:.1f} |")
     L += ["", "## Every scheme, k = 0..10", ""]
     for name, s in schemes.items():
