@@ -72,6 +72,10 @@ SCHEMES = {
     "chars 5, tf": ("simhash_chargrams(body, 5)", False),
     "chars 5, binary": ("simhash_chargrams(body, 5, 'binary')", False),
     "chars 3, tf": ("simhash_chargrams(body, 3)", False),
+    # what the tokenizer's Unicode folding and word segmentation are worth:
+    # raw whitespace-separated strings, case and punctuation kept
+    "no folding: whitespace-split words {1}, tf":
+        ("simhash(regexp_split_to_array(btrim(body), '\\s+'))", False),
 }
 DEFAULT = "default: words {1,3}, tf"
 REFERENCES = ("ref: words {1}, tf", "ref: words {3}, binary")
