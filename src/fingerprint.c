@@ -21,6 +21,11 @@
  *	   is 1 and subtracts it otherwise; bit i of the fingerprint is 1 iff
  *	   counter i ends above zero.  No features give fingerprint 0.
  *
+ * Two other feature schemes share steps 1-4: character n-grams (each run of
+ * n code points of the tokens joined by spaces, collect_chargrams), and the
+ * set of distinct features that simhash_jaccard() and minhash() compare
+ * (SimhashFeatureSet: steps 1-5, no weights).
+ *
  * Speed matters (the target is md5's speed over the same text), so ASCII
  * takes a fast path, tokens are hashed once and shingles are hashes of
  * hashes, and unit votes are added eight bits at a time in byte lanes.

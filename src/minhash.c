@@ -35,6 +35,7 @@
 #include <xxhash.h>
 
 #include "catalog/pg_type.h"
+#include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 
@@ -95,6 +96,10 @@ minhash_text(PG_FUNCTION_ARGS)
 	for (f = 0; f < nfeatures; f++)
 	{
 		uint64		h = features[f];
+
+		/* a text of many megabytes takes seconds: stay cancellable */
+		if ((f & 4095) == 4095)
+			CHECK_FOR_INTERRUPTS();
 
 		for (i = 0; i < n; i++)
 		{
