@@ -108,3 +108,19 @@ SELECT count(*) AS candidate_pairs,
   FROM mh_sig a JOIN mh_sig b ON b.bands && a.bands AND b.id > a.id
   JOIN mh_docs da ON da.id = a.id JOIN mh_docs db ON db.id = b.id;
 DROP TABLE mh_docs, mh_sig;
+
+-- shingle sizes that vary from row to row are read on every row, not
+-- taken from the first (arrays of successive rows can share an address)
+SELECT s,
+       simhash(doc, ARRAY[s]) = CASE s WHEN 1 THEN simhash(doc, '{1}')
+                                       WHEN 2 THEN simhash(doc, '{2}')
+                                       ELSE simhash(doc, '{3}') END AS simhash_ok,
+       simhash_feature_count(doc, ARRAY[s]) AS features,
+       minhash(doc, 4, ARRAY[s]) = CASE s WHEN 1 THEN minhash(doc, 4, '{1}')
+                                          WHEN 2 THEN minhash(doc, 4, '{2}')
+                                          ELSE minhash(doc, 4, '{3}') END AS minhash_ok,
+       round(simhash_jaccard(doc, 'a b c x', ARRAY[s])::numeric, 3) AS jaccard,
+       simhash_is_reliable(doc, 3, ARRAY[s]) AS reliable_at_3
+  FROM (VALUES (1, 1), (2, 3), (3, 2), (4, 1), (5, 3)) v(ord, s),
+       (VALUES (text 'a b c d')) d(doc)
+ ORDER BY ord;

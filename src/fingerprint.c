@@ -39,6 +39,8 @@
 
 #include <math.h>
 
+#include "miscadmin.h"
+
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
@@ -481,6 +483,9 @@ flush_tokens(ShingleState *st)
 		take_features(st, st->features, k);
 	}
 
+	/* once per batch: a text of hundreds of megabytes takes seconds */
+	CHECK_FOR_INTERRUPTS();
+
 	/* keep the last width - 1 hashes for the shingles of the next batch */
 	st->carry = Min(st->nhashes, st->width - 1);
 	memmove(st->hashes, st->hashes + st->nhashes - st->carry,
@@ -772,8 +777,8 @@ SimhashFeatureHash(const char *bytes, size_t len)
  * Character n-grams.
  *
  * The text is reduced to its tokens (as with cjk = unigram) joined by single
- * spaces, except that consecutive ideographs are joined directly, as they
- * stand in the text.  Every run of n code points of that string is a
+ * spaces, except that two consecutive single-ideograph tokens are joined
+ * without one, whatever separated them in the text.  Every run of n code points of that string is a
  * feature, hashed as its UTF-8 bytes with XXH3-64 (seed 0); a string shorter
  * than n code points, if not empty, is one feature.  The string is never held
  * whole: a window of the last code points is enough.
@@ -804,6 +809,7 @@ chargram_compact(ChargramState *cs)
 	shift = cs->ring[cs->ncodepoints % cs->n];
 	memmove(cs->buf.data, cs->buf.data + shift, cs->buf.len - shift);
 	cs->buf.len -= shift;
+	cs->buf.data[cs->buf.len] = '\0';
 	for (i = 0; i < cs->n; i++)
 		cs->ring[i] -= shift;
 }
@@ -826,6 +832,7 @@ chargram_append(ChargramState *cs, const char *bytes, int len)
 		{
 			take_features(cs->st, cs->batch, cs->nbatch);
 			cs->nbatch = 0;
+			CHECK_FOR_INTERRUPTS();
 		}
 	}
 }

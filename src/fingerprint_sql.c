@@ -171,37 +171,41 @@ parse_shingles(ArrayType *arr, SimhashConfig *config)
 	config->nsizes = n;
 }
 
-/* Shingle sizes parsed on an earlier call, kept in fn_extra */
+/* Shingle sizes parsed on the first call of a query, kept in fn_extra */
 typedef struct ShinglesCache
 {
-	Datum		arg;			/* the array argument it was parsed from */
 	SimhashConfig config;
 } ShinglesCache;
 
 /*
  * Build a word-shingle feature scheme from the arguments of a call: the
  * shingle sizes, the weighting (or tf, if weighting_arg < 0) and the CJK
- * mode are arguments shingles_arg, weighting_arg and cjk_arg.  The shingle
- * sizes are usually a constant, whose Datum is the same on every call of a
- * query: parse them once.
+ * mode are arguments shingles_arg, weighting_arg and cjk_arg.
+ *
+ * The shingle sizes are usually a constant or a query parameter, the same
+ * on every call of a query: then they are parsed once.  An array computed
+ * per row is parsed on every call; its Datum cannot identify it, since the
+ * next row's array may be allocated at the same address.
  */
 void
 SimhashConfigFromArgs(FunctionCallInfo fcinfo, int shingles_arg,
 					  int weighting_arg, int cjk_arg, SimhashConfig *config)
 {
-	Datum		shingles = PG_GETARG_DATUM(shingles_arg);
 	ShinglesCache *cache = (ShinglesCache *) fcinfo->flinfo->fn_extra;
 
-	if (cache == NULL || cache->arg != shingles)
+	if (cache != NULL)
+		*config = cache->config;
+	else
 	{
-		if (cache == NULL)
-			cache = fcinfo->flinfo->fn_extra =
-				MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(ShinglesCache));
-		parse_shingles(DatumGetArrayTypeP(shingles), &cache->config);
-		cache->arg = shingles;
+		parse_shingles(PG_GETARG_ARRAYTYPE_P(shingles_arg), config);
+		if (get_fn_expr_arg_stable(fcinfo->flinfo, shingles_arg))
+		{
+			cache = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt,
+									   sizeof(ShinglesCache));
+			cache->config = *config;
+			fcinfo->flinfo->fn_extra = cache;
+		}
 	}
-	config->nsizes = cache->config.nsizes;
-	memcpy(config->sizes, cache->config.sizes, sizeof(config->sizes));
 	config->chargram = 0;
 	config->weighting = weighting_arg < 0 ? SIMHASH_WEIGHT_TF :
 		parse_weighting(PG_GETARG_TEXT_PP(weighting_arg));
