@@ -60,6 +60,13 @@ SimhashStringAsUtf8(const char *s, int len, size_t *utf8_len)
 	return converted;
 }
 
+/* The bytes of a text value as UTF-8 */
+static inline const char *
+text_as_utf8(text *t, size_t *utf8_len)
+{
+	return SimhashStringAsUtf8(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), utf8_len);
+}
+
 /* Report an option value that is not one of the accepted words */
 static void
 invalid_option(const char *name, const char *value, const char *valid)
@@ -223,10 +230,9 @@ config_from_args(FunctionCallInfo fcinfo, SimhashConfig *config)
 static uint64
 simhash_of_text_arg(text *doc, const SimhashConfig *config, int64 *nfeatures)
 {
-	const char *utf8;
 	size_t		len;
+	const char *utf8 = text_as_utf8(doc, &len);
 
-	utf8 = SimhashStringAsUtf8(VARDATA_ANY(doc), VARSIZE_ANY_EXHDR(doc), &len);
 	return SimhashOfText(utf8, len, config, nfeatures);
 }
 
@@ -299,7 +305,7 @@ simhash_text_tokens(PG_FUNCTION_ARGS)
 	size_t		len;
 
 	tc.astate = initArrayResult(TEXTOID, CurrentMemoryContext, false);
-	utf8 = SimhashStringAsUtf8(VARDATA_ANY(doc), VARSIZE_ANY_EXHDR(doc), &len);
+	utf8 = text_as_utf8(doc, &len);
 	SimhashTokenize(utf8, len, cjk, collect_token, &tc);
 	PG_RETURN_DATUM(makeArrayResult(tc.astate, CurrentMemoryContext));
 }
@@ -312,7 +318,7 @@ text_datum_hash(Datum d)
 	const char *utf8;
 	size_t		len;
 
-	utf8 = SimhashStringAsUtf8(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), &len);
+	utf8 = text_as_utf8(t, &len);
 	return SimhashFeatureHash(utf8, len);
 }
 
@@ -438,10 +444,9 @@ uint64 *
 SimhashFeatureSetOfText(text *doc, const SimhashConfig *config,
 						size_t *nfeatures)
 {
-	const char *utf8;
 	size_t		len;
+	const char *utf8 = text_as_utf8(doc, &len);
 
-	utf8 = SimhashStringAsUtf8(VARDATA_ANY(doc), VARSIZE_ANY_EXHDR(doc), &len);
 	return SimhashFeatureSet(utf8, len, config, nfeatures);
 }
 
