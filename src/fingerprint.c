@@ -83,6 +83,59 @@ SimhashVoterInit(SimhashVoter *voter)
 	voter->weighted = false;
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#define SIMHASH_VOTE_AVX2 1
+#include <immintrin.h>
+
+/*
+ * The same count with AVX2, on CPUs that have it: each hash is broadcast,
+ * its bytes are spread over 64 byte lanes (vpshufb), each lane keeps its own
+ * bit and turns it into 0 or -1, and subtracting that adds the vote: about
+ * nine instructions a hash instead of eight table lookups and additions.
+ */
+__attribute__((target("avx2")))
+static void
+vote_batch_avx2(SimhashVoter *voter, const uint64 *hashes, size_t n)
+{
+	/* lane i of the low half takes byte i / 8 of the hash (bits 0..31) */
+	const __m256i spread_lo = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0,
+											   1, 1, 1, 1, 1, 1, 1, 1,
+											   2, 2, 2, 2, 2, 2, 2, 2,
+											   3, 3, 3, 3, 3, 3, 3, 3);
+	const __m256i spread_hi = _mm256_setr_epi8(4, 4, 4, 4, 4, 4, 4, 4,
+											   5, 5, 5, 5, 5, 5, 5, 5,
+											   6, 6, 6, 6, 6, 6, 6, 6,
+											   7, 7, 7, 7, 7, 7, 7, 7);
+	const __m256i bit = _mm256_set1_epi64x(0x8040201008040201LL);
+	size_t		done = 0;
+
+	while (done < n)
+	{
+		size_t		chunk = Min(n - done, LANE_CAPACITY);
+		__m256i		lo = _mm256_setzero_si256();
+		__m256i		hi = _mm256_setzero_si256();
+		uint8		lanes[64];
+		size_t		i;
+		int			j;
+
+		for (i = done; i < done + chunk; i++)
+		{
+			__m256i		h = _mm256_set1_epi64x((long long) hashes[i]);
+			__m256i		l = _mm256_and_si256(_mm256_shuffle_epi8(h, spread_lo), bit);
+			__m256i		u = _mm256_and_si256(_mm256_shuffle_epi8(h, spread_hi), bit);
+
+			lo = _mm256_sub_epi8(lo, _mm256_cmpeq_epi8(l, bit));
+			hi = _mm256_sub_epi8(hi, _mm256_cmpeq_epi8(u, bit));
+		}
+		_mm256_storeu_si256((__m256i *) lanes, lo);
+		_mm256_storeu_si256((__m256i *) (lanes + 32), hi);
+		for (j = 0; j < 64; j++)
+			voter->counts[j] += lanes[j];
+		done += chunk;
+	}
+}
+#endif
+
 /*
  * Unit votes for a batch of hashes.  Eight byte-lane counters, held in
  * registers, count eight bits each per table lookup; they are spilled into
@@ -94,6 +147,13 @@ SimhashVoterAddBatch(SimhashVoter *voter, const uint64 *hashes, size_t n)
 	size_t		done = 0;
 
 	voter->unit_votes += n;
+#ifdef SIMHASH_VOTE_AVX2
+	if (__builtin_cpu_supports("avx2"))
+	{
+		vote_batch_avx2(voter, hashes, n);
+		return;
+	}
+#endif
 	while (done < n)
 	{
 		size_t		chunk = Min(n - done, LANE_CAPACITY);
@@ -150,6 +210,14 @@ SimhashVoterResult(SimhashVoter *voter)
 {
 	uint64		result = 0;
 	int			i;
+
+	/* unit votes only: counter i is positive iff 2 * counts[i] > votes */
+	if (!voter->weighted)
+	{
+		for (i = 0; i < 64; i++)
+			result |= (uint64) (2 * voter->counts[i] > voter->unit_votes) << i;
+		return result;
+	}
 
 	for (i = 0; i < 64; i++)
 	{
