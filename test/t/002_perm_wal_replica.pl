@@ -7,6 +7,9 @@ use warnings FATAL => 'all';
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SimhashTAP;
 
 my $primary = PostgreSQL::Test::Cluster->new('primary');
 $primary->init(allows_streaming => 1);
@@ -23,9 +26,7 @@ $standby->init_from_backup($primary, 'backup', has_streaming => 1);
 $standby->append_conf('postgresql.conf', "primary_slot_name = 'standby'\n");
 $standby->start;
 
-$primary->safe_psql('postgres', q{
-	CREATE FUNCTION pseudo_fp(g bigint) RETURNS simhash LANGUAGE sql IMMUTABLE
-	  AS $$ SELECT ((hashint8(g)::bigint << 32) | (hashint8(-g - 1)::bigint & 4294967295))::simhash $$;
+$primary->safe_psql('postgres', $PSEUDO_FP_SQL . q{
 	CREATE TABLE d (id int, fp simhash);
 	INSERT INTO d SELECT g, pseudo_fp(g) FROM generate_series(1, 20000) g;
 	INSERT INTO d SELECT 100000 + g, '00000000000000ff' FROM generate_series(1, 3000) g;

@@ -6,16 +6,16 @@ use warnings FATAL => 'all';
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SimhashTAP;
 use IPC::Run;
 
 my $node = PostgreSQL::Test::Cluster->new('crash');
 $node->init;
 $node->append_conf('postgresql.conf', "max_connections = 20\n");
 $node->start;
-$node->safe_psql('postgres', q{
-	CREATE EXTENSION simhash;
-	CREATE FUNCTION pseudo_fp(g bigint) RETURNS simhash LANGUAGE sql IMMUTABLE
-	  AS $$ SELECT ((hashint8(g)::bigint << 32) | (hashint8(-g - 1)::bigint & 4294967295))::simhash $$;
+$node->safe_psql('postgres', q{CREATE EXTENSION simhash;} . $PSEUDO_FP_SQL . q{
 	CREATE TABLE d (id bigint, fp simhash);
 	INSERT INTO d SELECT g, pseudo_fp(g) FROM generate_series(1, 10000) g;
 	CREATE INDEX d_idx ON d USING simhash_perm (fp);

@@ -6,6 +6,9 @@ use warnings FATAL => 'all';
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SimhashTAP;
 
 my $node = PostgreSQL::Test::Cluster->new('concurrency');
 $node->init;
@@ -13,10 +16,7 @@ $node->init;
 # the last deleted rows, which the last check counts
 $node->append_conf('postgresql.conf', "autovacuum = off\n");
 $node->start;
-$node->safe_psql('postgres', q{
-	CREATE EXTENSION simhash;
-	CREATE FUNCTION pseudo_fp(g bigint) RETURNS simhash LANGUAGE sql IMMUTABLE
-	  AS $$ SELECT ((hashint8(g)::bigint << 32) | (hashint8(-g - 1)::bigint & 4294967295))::simhash $$;
+$node->safe_psql('postgres', q{CREATE EXTENSION simhash;} . $PSEUDO_FP_SQL . q{
 	CREATE TABLE d (id bigint, fp simhash);
 	-- ids 1..5000 are stable: never deleted or updated
 	INSERT INTO d SELECT g, pseudo_fp(g) FROM generate_series(1, 5000) g;
