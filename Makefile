@@ -9,6 +9,7 @@ OBJS = \
 	src/simhash.o \
 	src/hamming.o \
 	src/fingerprint.o \
+	src/tokenizer.o \
 	src/fingerprint_sql.o \
 	src/minhash.o \
 	src/query.o \
@@ -20,8 +21,11 @@ OBJS = \
 	src/permvacuum.o \
 	src/permcost.o \
 	src/permvalidate.o \
+	src/permsearch.o \
+	src/permpage.o \
+	src/permleaf.o \
 	src/permutils.o \
-	src/permleaf.o
+	src/permlayout.o
 
 EXTENSION = simhash
 DATA = $(wildcard sql/simhash--*.sql)
@@ -46,7 +50,12 @@ include $(PGXS)
 
 # The fingerprint inner loops (tokenizer, XXH3 on short inputs, bit voting)
 # gain from more aggressive inlining and vectorisation than PGXS's -O2.
-src/fingerprint.o: CFLAGS += -O3
+src/fingerprint.o src/tokenizer.o: CFLAGS += -O3
+
+# The bitcode that PostgreSQL's JIT may inline is built without run-time
+# CPU dispatch (ifuncs, target_clones): LLVM 14's ThinLTO indexer crashes on
+# it, and the JIT compiles for the host CPU anyway.
+BITCODE_CFLAGS += -DSIMHASH_NO_CPU_DISPATCH
 
 # PGXS does not track header dependencies: rebuild everything when a
 # private header changes (structs such as SimhashVoter live on callers' stacks).

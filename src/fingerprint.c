@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * fingerprint.c
- *		Charikar's simhash of text: tokenizer, feature hashing, bit voting.
+ *		Charikar's simhash of text: features from tokens, feature hashing,
+ *		bit voting.  The tokenizer (steps 1-3) is in tokenizer.h and .c.
  *
  * The pipeline (README.md, "The fingerprint algorithm", is the reference):
  *
@@ -45,7 +46,7 @@
 #include <xxhash.h>
 
 #include "fingerprint.h"
-#include "unicode_tables.h"
+#include "tokenizer.h"
 
 /*
  * byte_spread[b] has bit j of b in the lowest bit of byte j, so adding it to
@@ -83,12 +84,13 @@ SimhashVoterInit(SimhashVoter *voter)
 	voter->weighted = false;
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__) && \
+	!defined(SIMHASH_NO_CPU_DISPATCH)
 #define SIMHASH_VOTE_AVX2 1
 #include <immintrin.h>
 
 /*
- * The same count with AVX2, on CPUs that have it: each hash is broadcast,
+ * The unit-vote count with AVX2, on CPUs that have it: each hash is broadcast,
  * its bytes are spread over 64 byte lanes (vpshufb), each lane keeps its own
  * bit and turns it into 0 or -1, and subtracting that adds the vote: about
  * nine instructions a hash instead of eight table lookups and additions.
@@ -137,29 +139,16 @@ vote_batch_avx2(SimhashVoter *voter, const uint64 *hashes, size_t n)
 #endif
 
 /*
- * Unit votes for a batch of hashes.  Eight byte-lane counters, held in
- * registers, count eight bits each per table lookup; they are spilled into
- * the 64-bit counters every 255 votes, before a byte can overflow.
+ * Unit votes for a batch of hashes, without SIMD.  Eight byte-lane counters,
+ * held in registers, count eight bits each per table lookup; they are
+ * spilled into the 64-bit counters every 255 votes, before a byte can
+ * overflow.
  */
-void
-SimhashVoterAddBatch(SimhashVoter *voter, const uint64 *hashes, size_t n)
+static inline void
+vote_batch_scalar(SimhashVoter *voter, const uint64 *hashes, size_t n)
 {
 	size_t		done = 0;
 
-	voter->unit_votes += n;
-#ifdef SIMHASH_VOTE_AVX2
-
-	/*
-	 * Small batches (array elements, tsvector lexemes, the tail of a short
-	 * text) stay on the scalar path, which spills fewer counters; so both
-	 * paths run in every test, and the golden vectors cover both.
-	 */
-	if (n >= 8 && __builtin_cpu_supports("avx2"))
-	{
-		vote_batch_avx2(voter, hashes, n);
-		return;
-	}
-#endif
 	while (done < n)
 	{
 		size_t		chunk = Min(n - done, LANE_CAPACITY);
@@ -186,6 +175,53 @@ SimhashVoterAddBatch(SimhashVoter *voter, const uint64 *hashes, size_t n)
 				voter->counts[8 * b + j] += (lane[b] >> (8 * j)) & 0xFF;
 		done += chunk;
 	}
+}
+
+#ifdef SIMHASH_VOTE_AVX2
+typedef void (*VoteBatchFunc) (SimhashVoter *voter, const uint64 *hashes,
+							   size_t n);
+
+static void
+vote_batch_scalar_call(SimhashVoter *voter, const uint64 *hashes, size_t n)
+{
+	vote_batch_scalar(voter, hashes, n);
+}
+
+/*
+ * Which counter large batches use, decided once, by the dynamic loader
+ * when the library is loaded (an ifunc): AVX2 where the CPU has it.
+ */
+static VoteBatchFunc
+resolve_vote_batch_wide(void)
+{
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx2") ? vote_batch_avx2 :
+		vote_batch_scalar_call;
+}
+
+static void vote_batch_wide(SimhashVoter *voter, const uint64 *hashes, size_t n)
+			__attribute__((ifunc("resolve_vote_batch_wide")));
+#endif
+
+/* Unit votes for a batch of hashes */
+void
+SimhashVoterAddBatch(SimhashVoter *voter, const uint64 *hashes, size_t n)
+{
+	voter->unit_votes += n;
+#ifdef SIMHASH_VOTE_AVX2
+
+	/*
+	 * Small batches (array elements, tsvector lexemes, the tail of a short
+	 * text) stay on the scalar path, which spills fewer counters; so both
+	 * paths run in every test, and the golden vectors cover both.
+	 */
+	if (n >= 8)
+	{
+		vote_batch_wide(voter, hashes, n);
+		return;
+	}
+#endif
+	vote_batch_scalar(voter, hashes, n);
 }
 
 /* One vote of weight 1 */
@@ -236,198 +272,6 @@ SimhashVoterResult(SimhashVoter *voter)
 			result |= UINT64CONST(1) << i;
 	}
 	return result;
-}
-
-/*
- * Tokenizer.
- */
-
-/* Is this ASCII byte part of a word?  (Letters and digits.) */
-static inline bool
-ascii_is_word(unsigned char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		(c >= '0' && c <= '9');
-}
-
-/* ASCII case folding */
-static inline unsigned char
-ascii_fold(unsigned char c)
-{
-	return (c >= 'A' && c <= 'Z') ? c + ('a' - 'A') : c;
-}
-
-/*
- * Decode one UTF-8 sequence at *p and advance past it.  Anything that is not
- * a well-formed, shortest-form sequence of a scalar value decodes as U+FFFD
- * and consumes one byte.  Text from a UTF-8 database is always valid; this
- * only matters for SQL_ASCII databases.
- */
-static inline uint32
-decode_utf8(const unsigned char **pp, const unsigned char *end)
-{
-	const unsigned char *p = *pp;
-	unsigned char c = p[0];
-	uint32		cp;
-	uint32		min;
-	int			n;
-	int			i;
-
-	if (c >= 0xC2 && c <= 0xDF)
-	{
-		n = 2;
-		cp = c & 0x1F;
-		min = 0x80;
-	}
-	else if (c >= 0xE0 && c <= 0xEF)
-	{
-		n = 3;
-		cp = c & 0x0F;
-		min = 0x800;
-	}
-	else if (c >= 0xF0 && c <= 0xF4)
-	{
-		n = 4;
-		cp = c & 0x07;
-		min = 0x10000;
-	}
-	else
-		goto invalid;
-
-	if (end - p < n)
-		goto invalid;
-	for (i = 1; i < n; i++)
-	{
-		if ((p[i] & 0xC0) != 0x80)
-			goto invalid;
-		cp = (cp << 6) | (p[i] & 0x3F);
-	}
-	if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-		goto invalid;
-
-	*pp = p + n;
-	return cp;
-
-invalid:
-	*pp = p + 1;
-	return 0xFFFD;
-}
-
-/* Write the UTF-8 encoding of a code point; returns its length */
-static inline int
-encode_utf8(uint32 cp, char *out)
-{
-	if (cp < 0x80)
-	{
-		out[0] = (char) cp;
-		return 1;
-	}
-	if (cp < 0x800)
-	{
-		out[0] = (char) (0xC0 | (cp >> 6));
-		out[1] = (char) (0x80 | (cp & 0x3F));
-		return 2;
-	}
-	if (cp < 0x10000)
-	{
-		out[0] = (char) (0xE0 | (cp >> 12));
-		out[1] = (char) (0x80 | ((cp >> 6) & 0x3F));
-		out[2] = (char) (0x80 | (cp & 0x3F));
-		return 3;
-	}
-	out[0] = (char) (0xF0 | (cp >> 18));
-	out[1] = (char) (0x80 | ((cp >> 12) & 0x3F));
-	out[2] = (char) (0x80 | ((cp >> 6) & 0x3F));
-	out[3] = (char) (0x80 | (cp & 0x3F));
-	return 4;
-}
-
-/* Append the UTF-8 encoding of a code point to a token being built */
-static inline void
-append_utf8(StringInfo buf, uint32 cp)
-{
-	enlargeStringInfo(buf, 4);
-	buf->len += encode_utf8(cp, buf->data + buf->len);
-	buf->data[buf->len] = '\0';
-}
-
-/* Fullwidth ASCII forms and the ideographic space, then case folding */
-static uint32
-normalize_code_point(uint32 cp)
-{
-	int			lo,
-				hi;
-
-	if (cp >= 0xFF01 && cp <= 0xFF5E)
-		cp -= 0xFF01 - 0x21;
-	else if (cp == 0x3000)
-		cp = 0x20;
-
-	if (cp < 0x80)
-		return ascii_fold((unsigned char) cp);
-
-	lo = 0;
-	hi = lengthof(unicode_case_fold) - 1;
-	while (lo <= hi)
-	{
-		int			mid = (lo + hi) / 2;
-
-		if (unicode_case_fold[mid].from == cp)
-			return unicode_case_fold[mid].to;
-		if (unicode_case_fold[mid].from < cp)
-			lo = mid + 1;
-		else
-			hi = mid - 1;
-	}
-	return cp;
-}
-
-/* Is this code point a letter, mark or digit (general category L, M, N)? */
-static bool
-is_word_code_point(uint32 cp)
-{
-	int			lo,
-				hi;
-
-	if (cp < 0x80)
-		return ascii_is_word((unsigned char) cp);
-
-	lo = 0;
-	hi = lengthof(unicode_word_ranges) - 1;
-	while (lo <= hi)
-	{
-		int			mid = (lo + hi) / 2;
-
-		if (cp < unicode_word_ranges[mid].first)
-			hi = mid - 1;
-		else if (cp > unicode_word_ranges[mid].last)
-			lo = mid + 1;
-		else
-			return true;
-	}
-	return false;
-}
-
-/*
- * Is this a character of a script written without spaces between words:
- * Han ideographs, kana, bopomofo?  Only letters count, so punctuation in
- * those blocks (such as the katakana middle dot) still separates.
- */
-static bool
-is_ideograph(uint32 cp)
-{
-	bool		in_block;
-
-	in_block = (cp >= 0x3400 && cp <= 0x4DBF) ||
-		(cp >= 0x4E00 && cp <= 0x9FFF) ||
-		(cp >= 0xF900 && cp <= 0xFAFF) ||
-		(cp >= 0x20000 && cp <= 0x323AF) ||
-		(cp >= 0x3040 && cp <= 0x30FF) ||	/* hiragana, katakana */
-		(cp >= 0x31F0 && cp <= 0x31FF) ||	/* katakana extensions */
-		(cp >= 0xFF66 && cp <= 0xFF9F) ||	/* halfwidth katakana */
-		(cp >= 0x3100 && cp <= 0x312F) ||	/* bopomofo */
-		(cp >= 0x31A0 && cp <= 0x31BF);
-	return in_block && is_word_code_point(cp);
 }
 
 /*
@@ -568,8 +412,8 @@ flush_tokens(ShingleState *st)
 }
 
 /*
- * Token callback of the fingerprinting path: hash the token into the
- * buffer.  Always inlined into the tokenizer's loop.
+ * Token sink of the fingerprinting path: hash the token into the buffer.
+ * Always inlined into the tokenizer's loop (tokenizer.h).
  */
 static pg_attribute_always_inline void
 shingle_token(void *arg, const char *token, size_t len)
@@ -582,33 +426,6 @@ shingle_token(void *arg, const char *token, size_t len)
 		flush_tokens(st);
 }
 
-/* Tokenizer state shared by the helpers below */
-typedef struct TokenizerState
-{
-	SimhashCjkMode cjk;
-	bool		fingerprint;	/* tokens go to shingle_token, not callback */
-	SimhashTokenCallback callback;
-	void	   *arg;
-	StringInfoData word;		/* word token being built */
-	char		ideograph[4];	/* previous ideograph of the current run */
-	int			ideograph_len;
-	int			run_length;		/* ideographs in the current run */
-} TokenizerState;
-
-/*
- * Pass a token on: to the caller's callback, or, when there is none (the
- * fingerprinting path), straight to shingle_token, which the compiler can
- * then inline into the tokenizer's loop.
- */
-static pg_attribute_always_inline void
-emit_token(TokenizerState *ts, const char *token, size_t len)
-{
-	if (ts->fingerprint)
-		shingle_token(ts->arg, token, len);
-	else
-		ts->callback(ts->arg, token, len);
-}
-
 /*
  * The same, out of line, for the short tokens of CJK text: inlining XXH3 for
  * them gains nothing and only makes the compiler reason about lengths that
@@ -618,226 +435,6 @@ static pg_noinline void
 shingle_short_token(void *arg, const char *token, size_t len)
 {
 	shingle_token(arg, token, len);
-}
-
-static inline void
-emit_short_token(TokenizerState *ts, const char *token, size_t len)
-{
-	if (ts->fingerprint)
-		shingle_short_token(ts->arg, token, len);
-	else
-		ts->callback(ts->arg, token, len);
-}
-
-/* Emit the word token being built, if any */
-static pg_attribute_always_inline void
-flush_word(TokenizerState *ts)
-{
-	if (ts->word.len > 0)
-	{
-		emit_token(ts, ts->word.data, ts->word.len);
-		ts->word.len = 0;
-		ts->word.data[0] = '\0';
-	}
-}
-
-/* End a run of ideographs: in bigram mode a run of one is a token */
-static pg_attribute_always_inline void
-end_ideograph_run(TokenizerState *ts)
-{
-	if (ts->run_length == 1 && ts->cjk == SIMHASH_CJK_BIGRAM)
-		emit_short_token(ts, ts->ideograph, ts->ideograph_len);
-	ts->run_length = 0;
-}
-
-/* Handle one ideograph */
-static void
-add_ideograph(TokenizerState *ts, uint32 cp)
-{
-	char		enc[4];
-	char		pair[8];
-	int			len = encode_utf8(cp, enc);
-
-	flush_word(ts);
-	if (ts->cjk == SIMHASH_CJK_UNIGRAM)
-		emit_short_token(ts, enc, len);
-	else if (ts->run_length > 0)
-	{
-		memcpy(pair, ts->ideograph, ts->ideograph_len);
-		memcpy(pair + ts->ideograph_len, enc, len);
-		emit_short_token(ts, pair, ts->ideograph_len + len);
-	}
-	memcpy(ts->ideograph, enc, len);
-	ts->ideograph_len = len;
-	ts->run_length++;
-}
-
-/*
- * ascii_class[c]: 0 for bytes that are not ASCII letters or digits, 1 for
- * lowercase letters and digits, 2 for uppercase letters (which fold).
- */
-#define AC(c) ((((c) >= '0' && (c) <= '9') || ((c) >= 'a' && (c) <= 'z')) ? 1 : \
-			   ((c) >= 'A' && (c) <= 'Z') ? 2 : 0)
-#define AC8(c) AC(c), AC((c) + 1), AC((c) + 2), AC((c) + 3), \
-			   AC((c) + 4), AC((c) + 5), AC((c) + 6), AC((c) + 7)
-#define AC32(c) AC8(c), AC8((c) + 8), AC8((c) + 16), AC8((c) + 24)
-
-static const unsigned char ascii_class[256] = {
-	AC32(0), AC32(32), AC32(64), AC32(96)
-	/* bytes 128..255 are 0: not ASCII */
-};
-
-#ifndef WORDS_BIGENDIAN
-#define BYTES_ONES	UINT64CONST(0x0101010101010101)
-#define BYTES_HIGHS UINT64CONST(0x8080808080808080)
-
-/*
- * The high bit of every byte of x that lies strictly between m and n, for
- * 0 <= m <= 127 and 0 <= n <= 128; bytes >= 0x80 never qualify.  No carry
- * or borrow crosses a byte boundary, so the test is exact byte by byte.
- */
-static inline uint64
-bytes_between(uint64 x, unsigned m, unsigned n)
-{
-	uint64		low7 = x & (BYTES_ONES * 127);
-
-	return ((BYTES_ONES * (127 + n)) - low7) & ~x &
-		(low7 + BYTES_ONES * (127 - m)) & BYTES_HIGHS;
-}
-#endif
-
-/*
- * End of the run of ASCII letters and digits starting at p; sets *upper if
- * it holds an uppercase letter.  Eight bytes at a time where it can: the
- * end of a word is then found without a mispredicted branch per byte.
- */
-static inline const unsigned char *
-scan_ascii_word(const unsigned char *p, const unsigned char *end, bool *upper)
-{
-	int			classes = 0;
-
-#ifndef WORDS_BIGENDIAN
-	while (end - p >= 8)
-	{
-		uint64		x;
-		uint64		caps,
-					stop;
-
-		memcpy(&x, p, sizeof(x));
-		caps = bytes_between(x, 'A' - 1, 'Z' + 1);
-		stop = ~(bytes_between(x, '0' - 1, '9' + 1) | caps |
-				 bytes_between(x, 'a' - 1, 'z' + 1)) & BYTES_HIGHS;
-		if (stop)
-		{
-			int			k = __builtin_ctzll(stop) >> 3;
-
-			*upper = (caps & ((UINT64CONST(1) << (8 * k)) - 1)) != 0 ||
-				classes == 2;
-			return p + k;
-		}
-		if (caps)
-			classes = 2;
-		p += 8;
-	}
-#endif
-	while (p < end && ascii_class[*p])
-		classes |= ascii_class[*p++];
-	*upper = (classes & 2) != 0;
-	return p;
-}
-
-/*
- * Split UTF-8 text into case-folded tokens and pass each, in order, to
- * shingle_token (fingerprint = true; arg is a ShingleState) or to the
- * callback.  Always inlined, and fingerprint is a constant at each call, so
- * each caller gets a loop with only its own path.
- */
-static pg_attribute_always_inline void
-tokenize(const char *text, size_t len, SimhashCjkMode cjk, bool fingerprint,
-		 SimhashTokenCallback callback, void *arg)
-{
-	const unsigned char *p = (const unsigned char *) text;
-	const unsigned char *end = p + len;
-	TokenizerState ts;
-
-	ts.cjk = cjk;
-	ts.fingerprint = fingerprint;
-	ts.callback = callback;
-	ts.arg = arg;
-	initStringInfo(&ts.word);
-	ts.ideograph_len = 0;
-	ts.run_length = 0;
-
-	while (p < end)
-	{
-		uint32		cp;
-
-		if (ascii_class[*p])
-		{
-			/* fast path: a run of ASCII letters and digits */
-			const unsigned char *start = p;
-			bool		upper;
-
-			end_ideograph_run(&ts);
-			p = scan_ascii_word(p, end, &upper);
-
-			/*
-			 * A whole token in lowercase (the common case) is hashed where
-			 * it stands; otherwise the run is folded into the token being
-			 * built, which may also hold non-ASCII letters.
-			 */
-			if (ts.word.len == 0 && (p == end || *p < 0x80) && !upper)
-				emit_token(&ts, (const char *) start, p - start);
-			else
-			{
-				const unsigned char *q;
-				char	   *out;
-
-				enlargeStringInfo(&ts.word, p - start);
-				out = ts.word.data + ts.word.len;
-				for (q = start; q < p; q++)
-					*out++ = (char) ascii_fold(*q);
-				*out = '\0';
-				ts.word.len = out - ts.word.data;
-			}
-			continue;
-		}
-
-		if (*p < 0x80)
-		{
-			/* any other ASCII character separates */
-			flush_word(&ts);
-			end_ideograph_run(&ts);
-			p++;
-			continue;
-		}
-
-		cp = normalize_code_point(decode_utf8(&p, end));
-
-		if (is_ideograph(cp))
-			add_ideograph(&ts, cp);
-		else if (is_word_code_point(cp))
-		{
-			end_ideograph_run(&ts);
-			append_utf8(&ts.word, cp);
-		}
-		else
-		{
-			flush_word(&ts);
-			end_ideograph_run(&ts);
-		}
-	}
-	flush_word(&ts);
-	end_ideograph_run(&ts);
-	pfree(ts.word.data);
-}
-
-/* Public entry point of the tokenizer (simhash_tokens) */
-void
-SimhashTokenize(const char *text, size_t len, SimhashCjkMode cjk,
-				SimhashTokenCallback callback, void *arg)
-{
-	tokenize(text, len, cjk, false, callback, arg);
 }
 
 /* Hash of a feature given as raw bytes (array and tsvector features) */
@@ -920,7 +517,7 @@ chargram_token(void *arg, const char *token, size_t len)
 	const unsigned char *end = p + len;
 	bool		ideograph;
 
-	ideograph = is_ideograph(decode_utf8(&p, end)) && p == end;
+	ideograph = SimhashIsIdeograph(decode_utf8(&p, end)) && p == end;
 	if (cs->ncodepoints > 0 && !(ideograph && cs->last_ideograph))
 		chargram_append(cs, " ", 1);
 	cs->last_ideograph = ideograph;
@@ -952,7 +549,7 @@ collect_chargrams(ShingleState *st, const char *text, size_t len)
 	cs.last_ideograph = false;
 	cs.nbatch = 0;
 
-	tokenize(text, len, SIMHASH_CJK_UNIGRAM, false, chargram_token, &cs);
+	SimhashTokenize(text, len, SIMHASH_CJK_UNIGRAM, chargram_token, &cs);
 	if (cs.nbatch > 0)
 		take_features(st, cs.batch, cs.nbatch);
 	if (cs.ncodepoints > 0 && cs.ncodepoints < cs.n)
@@ -1027,7 +624,7 @@ find_features(ShingleState *st, const char *text, size_t len,
 		return;
 	}
 
-	tokenize(text, len, config->cjk, true, NULL, st);
+	simhash_tokenize(text, len, config->cjk, shingle_token, shingle_short_token, st);
 	flush_tokens(st);
 
 	/*

@@ -67,50 +67,70 @@ text_as_utf8(text *t, size_t *utf8_len)
 	return SimhashStringAsUtf8(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), utf8_len);
 }
 
-/* Report an option value that is not one of the accepted words */
-static void
-invalid_option(const char *name, const char *value, const char *valid)
+/* One accepted word of a text option, and the value it stands for */
+typedef struct OptionWord
 {
+	const char *word;
+	int			value;
+} OptionWord;
+
+static const OptionWord cjk_words[] = {
+	{"unigram", SIMHASH_CJK_UNIGRAM},
+	{"bigram", SIMHASH_CJK_BIGRAM},
+};
+
+static const OptionWord weighting_words[] = {
+	{"tf", SIMHASH_WEIGHT_TF},
+	{"binary", SIMHASH_WEIGHT_BINARY},
+	{"log", SIMHASH_WEIGHT_LOG},
+};
+
+/*
+ * The value of a text option (cjk, weighting): one of the words of its
+ * table, else an error that lists them.  No palloc unless the word is bad:
+ * called per row.
+ */
+static int
+parse_option(const char *name, text *arg, const OptionWord *words, int nwords)
+{
+	const char *given = VARDATA_ANY(arg);
+	size_t		len = VARSIZE_ANY_EXHDR(arg);
+	StringInfoData valid;
+	int			i;
+
+	for (i = 0; i < nwords; i++)
+		if (strlen(words[i].word) == len && memcmp(given, words[i].word, len) == 0)
+			return words[i].value;
+
+	/* "a", "b" and "c" */
+	initStringInfo(&valid);
+	for (i = 0; i < nwords; i++)
+		appendStringInfo(&valid, "%s\"%s\"",
+						 i == 0 ? "" : (i == nwords - 1 ? " and " : ", "),
+						 words[i].word);
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("invalid value for parameter \"%s\": \"%s\"", name, value),
-			 errhint("Valid values are %s.", valid)));
-}
-
-/* Does a text argument equal this word?  (No palloc: called per row.) */
-static inline bool
-text_equals(text *t, const char *word)
-{
-	size_t		len = strlen(word);
-
-	return VARSIZE_ANY_EXHDR(t) == len && memcmp(VARDATA_ANY(t), word, len) == 0;
+			 errmsg("invalid value for parameter \"%s\": \"%s\"",
+					name, text_to_cstring(arg)),
+			 errhint("Valid values are %s.", valid.data)));
+	return 0;					/* keep compiler quiet */
 }
 
 /* Parse the cjk option */
-static SimhashCjkMode
+static inline SimhashCjkMode
 parse_cjk(text *cjk)
 {
-	if (text_equals(cjk, "unigram"))
-		return SIMHASH_CJK_UNIGRAM;
-	if (text_equals(cjk, "bigram"))
-		return SIMHASH_CJK_BIGRAM;
-	invalid_option("cjk", text_to_cstring(cjk), "\"unigram\" and \"bigram\"");
-	return SIMHASH_CJK_UNIGRAM; /* keep compiler quiet */
+	return (SimhashCjkMode) parse_option("cjk", cjk, cjk_words,
+										 lengthof(cjk_words));
 }
 
 /* Parse the weighting option */
-static SimhashWeighting
+static inline SimhashWeighting
 parse_weighting(text *weighting)
 {
-	if (text_equals(weighting, "tf"))
-		return SIMHASH_WEIGHT_TF;
-	if (text_equals(weighting, "binary"))
-		return SIMHASH_WEIGHT_BINARY;
-	if (text_equals(weighting, "log"))
-		return SIMHASH_WEIGHT_LOG;
-	invalid_option("weighting", text_to_cstring(weighting),
-				   "\"tf\", \"binary\" and \"log\"");
-	return SIMHASH_WEIGHT_TF;	/* keep compiler quiet */
+	return (SimhashWeighting) parse_option("weighting", weighting,
+										   weighting_words,
+										   lengthof(weighting_words));
 }
 
 /* Report a bad list of shingle sizes, written out as given */

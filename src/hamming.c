@@ -35,6 +35,7 @@ simhash_check_distance(int32 k)
 }
 
 /* hamming_distance(a, b): number of differing bits, 0..64 */
+SIMHASH_POPCNT
 Datum
 simhash_hamming_distance(PG_FUNCTION_ARGS)
 {
@@ -43,6 +44,7 @@ simhash_hamming_distance(PG_FUNCTION_ARGS)
 }
 
 /* hamming_near(a, b, k): true iff the distance is at most k */
+SIMHASH_POPCNT
 Datum
 simhash_hamming_near(PG_FUNCTION_ARGS)
 {

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * perm.c
- *		simhash_perm: the access method handler, reloptions, build phase
- *		names, and simhash_perm_info(), which shows an index's layout.
+ *		simhash_perm: the access method handler, reloptions and build
+ *		phase names.  The design is in README.perm; perm.h lists the files.
  *
  * IDENTIFICATION
  *	  src/perm.c
@@ -12,21 +12,14 @@
 #include "postgres.h"
 
 #include "access/reloptions.h"
-#include "commands/defrem.h"
-#include "catalog/index.h"
-#include "catalog/pg_am.h"
 #include "commands/progress.h"
 #include "commands/vacuum.h"
 #include "fmgr.h"
-#include "funcapi.h"
-#include "miscadmin.h"
-#include "utils/builtins.h"
 #include "utils/rel.h"
 
 #include "perm.h"
 
 PG_FUNCTION_INFO_V1(simhash_perm_handler);
-PG_FUNCTION_INFO_V1(simhash_perm_info);
 
 /* Kind of our reloptions, registered once when the library is loaded */
 static relopt_kind perm_relopt_kind;
@@ -127,152 +120,4 @@ simhash_perm_handler(PG_FUNCTION_ARGS)
 	amroutine->amparallelrescan = NULL;
 
 	PG_RETURN_POINTER(amroutine);
-}
-
-/* Statistics of one table, gathered by walking its leaves */
-typedef struct PermTableStats
-{
-	int64		entries;
-	int64		leaf_pages;
-	int64		largest_bucket;
-	int64		buckets;
-} PermTableStats;
-
-/* Walk a table's leaf level left to right, counting entries and buckets */
-static void
-table_stats(Relation index, int table, int prefix_bits, PermTableStats *st)
-{
-	PermKey		first;
-	Buffer		buf;
-	uint64		bucket = 0;
-	int64		run = 0;
-	bool		any = false;
-	int			shift = 64 - prefix_bits;
-	BlockNumber next;
-	PermKey    *entries = palloc(PERM_LEAF_MAX_ENTRIES * sizeof(PermKey));
-
-	memset(st, 0, sizeof(*st));
-	first.key = 0;
-	ItemPointerSet(&first.tid, 0, 0);
-
-	/* the leftmost leaf: probe the smallest key, then walk right */
-	{
-		int			level;
-		Buffer		mbuf = ReadBuffer(index, PERM_METAPAGE_BLKNO);
-		PermMetaPage meta;
-		BlockNumber blkno;
-
-		LockBuffer(mbuf, BUFFER_LOCK_SHARE);
-		meta = PermPageGetMeta(BufferGetPage(mbuf));
-		blkno = meta->tables[table].root;
-		level = meta->tables[table].root_level;
-		UnlockReleaseBuffer(mbuf);
-		while (level > 0)
-		{
-			PermKey		k;
-
-			buf = ReadBuffer(index, blkno);
-			LockBuffer(buf, BUFFER_LOCK_SHARE);
-			PermReadInternalEntry(BufferGetPage(buf), 0, &k, &blkno);
-			level = PermPageGetOpaque(BufferGetPage(buf))->level - 1;
-			UnlockReleaseBuffer(buf);
-		}
-		next = blkno;
-	}
-
-	while (next != InvalidBlockNumber)
-	{
-		Page		page;
-		PermPageOpaque opaque;
-		int			i,
-					n;
-
-		CHECK_FOR_INTERRUPTS();
-		buf = ReadBuffer(index, next);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buf);
-		opaque = PermPageGetOpaque(page);
-		st->leaf_pages++;
-		n = PermLeafSortedEntries(page, entries);
-		for (i = 0; i < n; i++)
-		{
-			uint64		b;
-
-			b = shift >= 64 ? 0 : entries[i].key >> shift;
-			if (!any || b != bucket)
-			{
-				st->buckets++;
-				run = 0;
-				bucket = b;
-				any = true;
-			}
-			run++;
-			st->largest_bucket = Max(st->largest_bucket, run);
-			st->entries++;
-		}
-		next = opaque->rightlink;
-		UnlockReleaseBuffer(buf);
-	}
-}
-
-/*
- * simhash_perm_info(index): one row per table with its prefix, tree height,
- * leaf pages, entries, number of non-empty prefix buckets and the largest
- * bucket, plus the index-wide settings, for users tuning the layout.
- */
-Datum
-simhash_perm_info(PG_FUNCTION_ARGS)
-{
-	Oid			indexoid = PG_GETARG_OID(0);
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Relation	index;
-	PermState  *state;
-	PermTable  *tables;
-	int			ntables;
-	int			t;
-	BlockNumber nblocks;
-
-	InitMaterializedSRF(fcinfo, 0);
-
-	index = index_open(indexoid, AccessShareLock);
-	if (index->rd_rel->relam != get_index_am_oid("simhash_perm", false))
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not a simhash_perm index",
-						RelationGetRelationName(index))));
-
-	state = PermGetState(index);
-	tables = palloc(PERM_MAX_TABLES * sizeof(PermTable));
-	PermMetaSnapshot(index, tables, &ntables);
-	nblocks = RelationGetNumberOfBlocks(index);
-
-	for (t = 0; t < ntables; t++)
-	{
-		Datum		values[11];
-		bool		nulls[11] = {0};
-		PermTableStats st;
-		StringInfoData bits;
-		int			i;
-
-		table_stats(index, t, state->prefix_bits[t], &st);
-		/* the fingerprint bits (0 = least significant) making the prefix */
-		initStringInfo(&bits);
-		for (i = 0; i < state->prefix_bits[t]; i++)
-			appendStringInfo(&bits, "%s%d", i ? "," : "", state->bits[t][i]);
-		values[3] = CStringGetTextDatum(bits.data);
-		values[0] = Int32GetDatum(t);
-		values[1] = Int32GetDatum(state->max_distance);
-		values[2] = Int32GetDatum(state->prefix_bits[t]);
-		values[4] = Int32GetDatum(tables[t].root_level + 1);
-		values[5] = Int64GetDatum(st.leaf_pages);
-		values[6] = Int64GetDatum(st.entries);
-		values[7] = Int64GetDatum(st.buckets);
-		values[8] = Int64GetDatum(st.largest_bucket);
-		values[9] = Int32GetDatum(state->blocks);
-		values[10] = Int64GetDatum((int64) nblocks);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-	}
-
-	index_close(index, AccessShareLock);
-	return (Datum) 0;
 }

@@ -6,7 +6,7 @@
  *
  * The build never inserts row by row.  It collects every (fingerprint,
  * TID) in memory while scanning the table, measures how often each bit is
- * set (to spread the bits over the blocks, see PermChooseLayout), then for
+ * set (to spread the bits over the blocks, see permlayout.c), then for
  * each table sorts the permuted keys and writes the leaves left to right,
  * then each internal level from the one below, until a level has one page:
  * the table's root.  Pages go through shared buffers without WAL and are
@@ -41,9 +41,7 @@
 
 #define ST_SORT sort_build_entries
 #define ST_ELEMENT_TYPE PermKey
-#define ST_COMPARE(a, b) \
-	((a)->key != (b)->key ? ((a)->key < (b)->key ? -1 : 1) : \
-	 ItemPointerCompare((ItemPointer) &(a)->tid, (ItemPointer) &(b)->tid))
+#define ST_COMPARE(a, b) PermCompareKeys(a, b)
 #define ST_SCOPE static
 #define ST_DEFINE
 #include "lib/sort_template.h"
@@ -75,50 +73,6 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	bs->fps[bs->n] = (uint64) DatumGetInt64(values[0]);
 	bs->tids[bs->n] = *tid;
 	bs->n++;
-}
-
-/* Number of tables C(blocks, max_distance), or -1 if it is too large */
-static int
-count_tables(int blocks, int max_distance)
-{
-	int64		c = 1;
-	int			m = Min(max_distance, blocks - max_distance);
-	int			i;
-
-	/*
-	 * C(blocks, m) with m <= blocks / 2: the partial products C(blocks, i)
-	 * grow with i, so none exceeds the limit unless the result does.
-	 */
-	for (i = 0; i < m; i++)
-	{
-		c = c * (blocks - i) / (i + 1);
-		if (c > PERM_MAX_TABLES)
-			return -1;
-	}
-	return (int) c;
-}
-
-/* Options of the index being built, checked */
-static void
-get_layout_options(Relation index, int *max_distance, int *blocks)
-{
-	PermOptions *opts = (PermOptions *) index->rd_options;
-	int			k = opts ? opts->max_distance : PERM_DEFAULT_MAX_DISTANCE;
-	int			b = (opts && opts->blocks > 0) ? opts->blocks : k + 1;
-
-	if (b <= k)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("blocks = %d must be greater than max_distance = %d", b, k),
-				 errdetail("Two fingerprints within distance max_distance must agree on at least one whole block.")));
-	if (count_tables(b, k) < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("blocks = %d and max_distance = %d need more than %d tables",
-						b, k, PERM_MAX_TABLES),
-				 errhint("The index keeps C(blocks, max_distance) tables; use fewer blocks.")));
-	*max_distance = k;
-	*blocks = b;
 }
 
 /*
@@ -153,8 +107,7 @@ write_internal_level(Relation index, ForkNumber fork, int table, int level,
 		memcpy(PermPageEntries(page), first, (end - start) * PERM_INTERNAL_ENTRY_SIZE);
 		opaque->nentries = opaque->nsorted = end - start;
 		((PageHeader) page)->pd_lower += (end - start) * PERM_INTERNAL_ENTRY_SIZE;
-		memcpy(&(*firsts)[p].key, first, sizeof(uint64));
-		memcpy(&(*firsts)[p].tid, first + sizeof(uint64), sizeof(ItemPointerData));
+		PermReadInternalEntry(page, 0, &(*firsts)[p], &(*blocks)[p]);
 		(*blocks)[p] = BufferGetBlockNumber(buf);
 
 		if (BufferIsValid(prev))
@@ -292,11 +245,8 @@ write_table(Relation index, ForkNumber fork, int table, const PermKey *keys,
 
 		for (i = 0; i < npages; i++)
 		{
-			char	   *slot = downlinks + i * PERM_INTERNAL_ENTRY_SIZE;
-
-			memcpy(slot, &firsts[i].key, sizeof(uint64));
-			memcpy(slot + sizeof(uint64), &firsts[i].tid, sizeof(ItemPointerData));
-			memcpy(slot + PERM_KEY_SIZE, &blocks[i], sizeof(BlockNumber));
+			PermWriteInternalEntry(downlinks + i * PERM_INTERNAL_ENTRY_SIZE,
+								   &firsts[i], blocks[i]);
 		}
 		pfree(firsts);
 		pfree(blocks);
@@ -319,8 +269,7 @@ write_index(Relation index, ForkNumber fork, PermBuildState *bs)
 	int			max_distance,
 				blocks;
 	double		bit_ones[64];
-	PermState	layout;
-	uint8		block_of_bit[64];
+	PermLayout	layout;
 	Buffer		metabuf;
 	Page		metapage;
 	PermMetaPage meta;
@@ -329,7 +278,7 @@ write_index(Relation index, ForkNumber fork, PermBuildState *bs)
 	int			t;
 	int64		i;
 
-	get_layout_options(index, &max_distance, &blocks);
+	PermLayoutOptions(index, &max_distance, &blocks);
 
 	/* how often each bit is set, counted eight bits at a time */
 	if (bs->n > 0)
@@ -342,7 +291,7 @@ write_index(Relation index, ForkNumber fork, PermBuildState *bs)
 			bit_ones[i] = (double) counter.counts[i] / (double) bs->n;
 	}
 	PermChooseLayout(max_distance, blocks, bs->n > 0 ? bit_ones : NULL,
-					 block_of_bit, &layout);
+					 &layout);
 
 	/* the metapage comes first, so it is block 0 */
 	metabuf = PermNewBuffer(index, fork);
@@ -356,7 +305,7 @@ write_index(Relation index, ForkNumber fork, PermBuildState *bs)
 	meta->blocks = blocks;
 	meta->ntables = layout.ntables;
 	meta->algorithm = 1;
-	memcpy(meta->block_of_bit, block_of_bit, 64);
+	memcpy(meta->block_of_bit, layout.block_of_bit, 64);
 	((PageHeader) metapage)->pd_lower =
 		((char *) &meta->tables[layout.ntables] - (char *) metapage);
 	MarkBufferDirty(metabuf);
@@ -380,7 +329,7 @@ write_index(Relation index, ForkNumber fork, PermBuildState *bs)
 		{
 			if ((i & 0xFFFF) == 0)
 				CHECK_FOR_INTERRUPTS();
-			sorted[i].key = PermPermuteFast(perm, bs->fps[i]);
+			sorted[i].key = PermPermute(perm, bs->fps[i]);
 			sorted[i].tid = bs->tids[i];
 		}
 		if (bs->n > 0)

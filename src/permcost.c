@@ -26,6 +26,8 @@
 #include "utils/selfuncs.h"
 
 #include "perm.h"
+#include "query.h"
+#include "simhash.h"
 
 /* The smallest constant radius among the index clauses, or -1 */
 static int
@@ -71,6 +73,7 @@ permcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	GenericCosts costs;
 	Relation	rel;
 	PermState  *state;
+	PermLayout *layout;
 	PermTable	tables[PERM_MAX_TABLES];
 	int			ntables;
 	int			radius;
@@ -84,19 +87,20 @@ permcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 
 	rel = index_open(index->indexoid, NoLock);
 	state = PermGetState(rel);
+	layout = &state->layout;
 	PermMetaSnapshot(rel, tables, &ntables);
 	index_close(rel, NoLock);
 
 	radius = clause_radius(root, path);
 	if (radius < 0)
-		radius = state->max_distance;	/* a parameter: assume the design */
-	spread = radius <= state->max_distance ? 0 :
-		PermProbeSpread(state->blocks, state->max_distance, radius);
+		radius = layout->max_distance;	/* a parameter: assume the design */
+	spread = radius <= layout->max_distance ? 0 :
+		PermProbeSpread(layout->blocks, layout->max_distance, radius);
 
 	for (t = 0; t < ntables; t++)
 	{
-		int			p = state->prefix_bits[t];
-		double		probes = PermCountWithin(p, spread);
+		int			p = layout->prefix_bits[t];
+		double		probes = simhash_count_within(p, spread);
 
 		entries += rows * Min(1.0, probes / pow(2.0, p));
 		descents += probes;

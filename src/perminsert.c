@@ -1,13 +1,17 @@
 /*-------------------------------------------------------------------------
  *
  * perminsert.c
- *		simhash_perm: inserting one row (aminsert).
+ *		simhash_perm: inserting a row (aminsert).  Finding each table's
+ *		leaf, appending to it, splitting full pages, making a new root, and
+ *		adding the downlink of a new page to its parent, with the WAL of
+ *		each step.
  *
  * A row goes into every table under that table's permuted key, up to four
- * tables per WAL record (PermInsertRow).  After a crash a row's entries may sit in only some of
- * the tables, but only for a transaction that never committed, whose heap
- * tuple no snapshot sees; VACUUM removes such entries like any other dead
- * ones.
+ * tables per WAL record (PermInsertRow).  After a crash a row's entries may
+ * sit in only some of the tables, but only for a transaction that never
+ * committed, whose heap tuple no snapshot sees; VACUUM removes such entries
+ * like any other dead ones.  README.perm, "Inserts and splits" and "WAL",
+ * has the locking order and the crash argument.
  *
  * IDENTIFICATION
  *	  src/perminsert.c
@@ -16,9 +20,400 @@
  */
 #include "postgres.h"
 
+#include "access/generic_xlog.h"
+#include "access/rmgr.h"
+#include "access/xloginsert.h"
+#include "miscadmin.h"
 #include "nodes/execnodes.h"
+#include "storage/bufmgr.h"
+#include "utils/rel.h"
 
 #include "perm.h"
+
+/* A key below every real key: the first downlink of a new root */
+static const PermKey perm_min_key = {0, {{0, 0}, 0}};
+
+/*
+ * WAL for appends to leaves.
+ *
+ * An append changes three small byte ranges of a leaf: the new entry (or,
+ * when the tail was merged, the whole entry array), pd_lower, and the
+ * entry counts in the special space.  GenericXLogRegisterBuffer and
+ * GenericXLogFinish would copy each page and compare it byte by byte with
+ * its copy to find them, which costs more than everything else an insert
+ * does.  Instead the ranges are written here as a generic WAL record in the
+ * form generic_redo() replays: per block, a sequence of fragments
+ * (uint16 offset, uint16 length, bytes), after which redo zeroes the hole
+ * between pd_lower and pd_upper, as GenericXLogFinish does on the primary.
+ * Full-page images follow the usual rules (REGBUF_STANDARD).
+ */
+typedef struct LeafAppend
+{
+	Buffer		buf;
+	int			slot;			/* the new entry's slot */
+	bool		rewritten;		/* all entries were rewritten: log them all */
+} LeafAppend;
+
+/* Add one fragment to a generic WAL delta being built */
+static char *
+add_fragment(char *out, Page page, const void *start, size_t len)
+{
+	OffsetNumber off = (OffsetNumber) ((const char *) start - (const char *) page);
+	OffsetNumber olen = (OffsetNumber) len;
+
+	memcpy(out, &off, sizeof(off));
+	memcpy(out + sizeof(off), &olen, sizeof(olen));
+	memcpy(out + 2 * sizeof(OffsetNumber), start, len);
+	return out + 2 * sizeof(OffsetNumber) + len;
+}
+
+/*
+ * Append keys[i] to the leaf in las[i].buf for each i, all exclusively
+ * locked and with room (PermLeafHasRoom), atomically and WAL-logged as one
+ * record.
+ */
+static void
+leaves_append_logged(Relation index, int n, LeafAppend *las, const PermKey *keys)
+{
+	/* a page's delta is at most its entries plus three fragment headers */
+	char		deltas[MAX_GENERIC_XLOG_PAGES][BLCKSZ + 64];
+	int			lens[MAX_GENERIC_XLOG_PAGES];
+	bool		needwal = RelationNeedsWAL(index);
+	int			i;
+
+	START_CRIT_SECTION();
+	for (i = 0; i < n; i++)
+	{
+		Page		page = BufferGetPage(las[i].buf);
+		PermPageOpaque opaque = PermPageGetOpaque(page);
+		int			esize;
+		char	   *out;
+
+		las[i].rewritten = PermLeafAppend(page, &keys[i], &las[i].slot);
+		MarkBufferDirty(las[i].buf);
+		if (!needwal)
+			continue;
+		esize = PermLeafEntrySize(page);
+		out = deltas[i];
+		if (las[i].rewritten)
+			out = add_fragment(out, page, PermPageEntries(page),
+							   opaque->nentries * esize);
+		else
+			out = add_fragment(out, page,
+							   PermPageEntries(page) + las[i].slot * esize, esize);
+		out = add_fragment(out, page, &((PageHeader) page)->pd_lower,
+						   sizeof(LocationIndex));
+		out = add_fragment(out, page, &opaque->nentries, PERM_COUNTS_SIZE);
+		lens[i] = out - deltas[i];
+	}
+	if (needwal)
+	{
+		XLogRecPtr	lsn;
+
+		XLogBeginInsert();
+		for (i = 0; i < n; i++)
+		{
+			XLogRegisterBuffer(i, las[i].buf, REGBUF_STANDARD);
+			XLogRegisterBufData(i, deltas[i], lens[i]);
+		}
+		lsn = XLogInsert(RM_GENERIC_ID, 0);
+		for (i = 0; i < n; i++)
+			PageSetLSN(BufferGetPage(las[i].buf), lsn);
+	}
+	END_CRIT_SECTION();
+}
+
+/*
+ * Page splits
+ *
+ * A full page and the entry that did not fit are split into the page (the
+ * lower half) and a new right sibling (the upper half, and the old page's
+ * right-link and high key), in one WAL record; if the page was its table's
+ * root, the same record makes a new root above the two and points the
+ * metapage at it.  Otherwise the downlink to the new page goes into the
+ * parent afterwards, found by a new descent, in a record of its own.
+ */
+
+/* The entries of a page being split, plus the new one, in key order */
+typedef struct PermSplit
+{
+	bool		leaf;
+	int			n;				/* entries, the new one included */
+	PermKey    *keys;			/* leaf: decoded entries */
+	char	   *links;			/* internal: packed downlinks */
+} PermSplit;
+
+/* Gather a full page's entries and the new one (with child, if internal) */
+static void
+split_gather(Page page, const PermKey *key, BlockNumber child, PermSplit *split)
+{
+	int			n = PermPageGetOpaque(page)->nentries;
+
+	split->leaf = PermPageIsLeaf(page);
+	split->n = n + 1;
+	split->keys = NULL;
+	split->links = NULL;
+	if (split->leaf)
+	{
+		split->keys = palloc((n + 1) * sizeof(PermKey));
+		PermLeafSortedEntries(page, split->keys);
+		split->keys[n] = *key;
+		qsort(split->keys, n + 1, sizeof(PermKey), PermCompareKeysQsort);
+	}
+	else
+	{
+		int			pos = PermPageLowerBound(page, key);
+		char	   *links = palloc((n + 1) * PERM_INTERNAL_ENTRY_SIZE);
+
+		memcpy(links, PermPageEntries(page), pos * PERM_INTERNAL_ENTRY_SIZE);
+		PermWriteInternalEntry(links + pos * PERM_INTERNAL_ENTRY_SIZE, key, child);
+		memcpy(links + (pos + 1) * PERM_INTERNAL_ENTRY_SIZE,
+			   PermPageEntries(page) + pos * PERM_INTERNAL_ENTRY_SIZE,
+			   (n - pos) * PERM_INTERNAL_ENTRY_SIZE);
+		split->links = links;
+	}
+}
+
+/* Key of entry i of a split */
+static void
+split_key(const PermSplit *split, int i, PermKey *out)
+{
+	if (split->leaf)
+		*out = split->keys[i];
+	else
+	{
+		const char *slot = split->links + i * PERM_INTERNAL_ENTRY_SIZE;
+
+		memcpy(&out->key, slot, sizeof(uint64));
+		memcpy(&out->tid, slot + sizeof(uint64), sizeof(ItemPointerData));
+	}
+}
+
+/*
+ * Write entries [from, to) of a split into a page whose range (lokey, high
+ * key, right-link) is already set, in the format that range allows.
+ */
+static void
+split_fill(const PermSplit *split, Page page, int from, int to)
+{
+	if (split->leaf)
+	{
+		if (!PermLeafSetEntries(page, split->keys + from, to - from, to - from))
+			elog(ERROR, "simhash_perm split left a half too large for a page");
+	}
+	else
+		PermInternalSet(page, split->links + from * PERM_INTERNAL_ENTRY_SIZE,
+						to - from);
+}
+
+static void
+split_free(PermSplit *split)
+{
+	if (split->keys)
+		pfree(split->keys);
+	if (split->links)
+		pfree(split->links);
+}
+
+/*
+ * Make newroot (block rootblk) the root of a table whose old root, at level,
+ * has just split into left and right at sep; point the metapage at it.
+ */
+static void
+make_new_root(Page newroot, BlockNumber rootblk, Page metapage, int table,
+			  int level, const PermKey *sep, BlockNumber left, BlockNumber right)
+{
+	PermMetaPage meta = PermPageGetMeta(metapage);
+
+	PermInitPage(newroot, PERM_INTERNAL | PERM_ROOT, table, level + 1);
+	PermInternalAdd(newroot, &perm_min_key, left);
+	PermInternalAdd(newroot, sep, right);
+	meta->tables[table].root = rootblk;
+	meta->tables[table].root_level = level + 1;
+}
+
+static void insert_downlink(Relation index, int table, int level,
+							const PermKey *sep, BlockNumber child);
+
+/*
+ * Split the full, exclusively locked page in buf while adding key (and,
+ * on internal pages, child), then release it; then add the downlink of the
+ * new page to the parent, unless a new root was made.
+ */
+static void
+split_and_add(Relation index, int table, Buffer buf, const PermKey *key,
+			  BlockNumber child)
+{
+	PermPageOpaque opaque = PermPageGetOpaque(BufferGetPage(buf));
+	int			level = opaque->level;
+	bool		was_root = (opaque->flags & PERM_ROOT) != 0;
+	PermSplit	split;
+	int			nleft;
+	PermKey		sep;
+	Buffer		rbuf;
+	Buffer		rootbuf = InvalidBuffer;
+	Buffer		metabuf = InvalidBuffer;
+	BlockNumber rblkno;
+	GenericXLogState *xlog;
+	Page		lpage,
+				rpage;
+	PermPageOpaque lopaque,
+				ropaque;
+
+	split_gather(BufferGetPage(buf), key, child, &split);
+	nleft = split.n / 2;
+	split_key(&split, nleft, &sep);
+
+	/* locks: the page, its new sibling, a new root, then the metapage */
+	rbuf = PermNewBuffer(index, MAIN_FORKNUM);
+	rblkno = BufferGetBlockNumber(rbuf);
+	if (was_root)
+	{
+		rootbuf = PermNewBuffer(index, MAIN_FORKNUM);
+		metabuf = ReadBuffer(index, PERM_METAPAGE_BLKNO);
+		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	}
+
+	xlog = GenericXLogStart(index);
+	lpage = GenericXLogRegisterBuffer(xlog, buf, 0);
+	rpage = GenericXLogRegisterBuffer(xlog, rbuf, GENERIC_XLOG_FULL_IMAGE);
+	lopaque = PermPageGetOpaque(lpage);
+
+	/* the right page takes the upper half and the old page's high key */
+	PermInitPage(rpage, lopaque->flags & ~PERM_ROOT, table, level);
+	ropaque = PermPageGetOpaque(rpage);
+	ropaque->rightlink = lopaque->rightlink;
+	ropaque->hikey = lopaque->hikey;
+	ropaque->hikey_tid = lopaque->hikey_tid;
+	ropaque->lokey = sep.key;
+
+	/* the left page ends where the right one starts */
+	lopaque->rightlink = rblkno;
+	lopaque->hikey = sep.key;
+	lopaque->hikey_tid = sep.tid;
+	lopaque->flags &= ~PERM_ROOT;
+
+	/* each half in the format its narrower range allows */
+	split_fill(&split, rpage, nleft, split.n);
+	split_fill(&split, lpage, 0, nleft);
+
+	if (was_root)
+	{
+		Page		newroot = GenericXLogRegisterBuffer(xlog, rootbuf,
+														GENERIC_XLOG_FULL_IMAGE);
+		Page		metapage = GenericXLogRegisterBuffer(xlog, metabuf, 0);
+
+		make_new_root(newroot, BufferGetBlockNumber(rootbuf), metapage, table,
+					  level, &sep, BufferGetBlockNumber(buf), rblkno);
+	}
+	GenericXLogFinish(xlog);
+
+	if (was_root)
+	{
+		UnlockReleaseBuffer(metabuf);
+		UnlockReleaseBuffer(rootbuf);
+	}
+	UnlockReleaseBuffer(rbuf);
+	UnlockReleaseBuffer(buf);
+	split_free(&split);
+
+	if (!was_root)
+		insert_downlink(index, table, level + 1, &sep, rblkno);
+}
+
+/* Add a downlink to the locked internal page in buf, splitting if full */
+static void
+add_to_internal(Relation index, int table, Buffer buf, const PermKey *key,
+				BlockNumber child)
+{
+	GenericXLogState *xlog;
+
+	if (PermPageGetOpaque(BufferGetPage(buf))->nentries >= PERM_INTERNAL_CAPACITY)
+	{
+		split_and_add(index, table, buf, key, child);
+		return;
+	}
+	xlog = GenericXLogStart(index);
+	PermInternalAdd(GenericXLogRegisterBuffer(xlog, buf, 0), key, child);
+	GenericXLogFinish(xlog);
+	UnlockReleaseBuffer(buf);
+}
+
+/* Insert the downlink (sep, child) into the page at level that owns sep */
+static void
+insert_downlink(Relation index, int table, int level, const PermKey *sep,
+				BlockNumber child)
+{
+	Buffer		buf = PermDescend(index, table, sep, level, BUFFER_LOCK_EXCLUSIVE);
+
+	add_to_internal(index, table, buf, sep, child);
+}
+
+/* Insert one (permuted key, TID) entry into a table */
+static void
+insert_entry(Relation index, int table, const PermKey *key)
+{
+	Buffer		buf = PermDescend(index, table, key, 0, BUFFER_LOCK_EXCLUSIVE);
+
+	if (PermLeafHasRoom(BufferGetPage(buf), key))
+	{
+		LeafAppend	la;
+
+		la.buf = buf;
+		leaves_append_logged(index, 1, &la, key);
+		UnlockReleaseBuffer(buf);
+	}
+	else
+		split_and_add(index, table, buf, key, InvalidBlockNumber);
+}
+
+/*
+ * Insert one row's entries into its tables.  Tables are taken four at a
+ * time (the most one generic WAL record can hold): their leaves are locked
+ * in table order and, if all have room, the four appends are one record.
+ * If one is full, those tables are inserted one by one, splitting as
+ * needed.
+ */
+static void
+insert_row(Relation index, int ntables, const PermKey *keys)
+{
+	int			first;
+
+	for (first = 0; first < ntables; first += MAX_GENERIC_XLOG_PAGES)
+	{
+		int			n = Min(MAX_GENERIC_XLOG_PAGES, ntables - first);
+		Buffer		bufs[MAX_GENERIC_XLOG_PAGES];
+		int			locked;
+		bool		room = true;
+		int			i;
+
+		for (locked = 0; locked < n && room; locked++)
+		{
+			bufs[locked] = PermDescend(index, first + locked, &keys[first + locked],
+									   0, BUFFER_LOCK_EXCLUSIVE);
+			room = PermLeafHasRoom(BufferGetPage(bufs[locked]),
+								   &keys[first + locked]);
+		}
+
+		if (room)
+		{
+			LeafAppend	las[MAX_GENERIC_XLOG_PAGES];
+
+			for (i = 0; i < n; i++)
+				las[i].buf = bufs[i];
+			leaves_append_logged(index, n, las, &keys[first]);
+			for (i = 0; i < n; i++)
+				UnlockReleaseBuffer(bufs[i]);
+		}
+		else
+		{
+			for (i = 0; i < locked; i++)
+				UnlockReleaseBuffer(bufs[i]);
+			for (i = 0; i < n; i++)
+				insert_entry(index, first + i, &keys[first + i]);
+		}
+	}
+}
 
 /* aminsert: NULL fingerprints are not indexed (hamming_near never matches) */
 bool
@@ -36,11 +431,11 @@ perminsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 
 	state = PermGetState(index);
 	fp = (uint64) DatumGetInt64(values[0]);
-	for (t = 0; t < state->ntables; t++)
+	for (t = 0; t < state->layout.ntables; t++)
 	{
-		keys[t].key = PermPermuteFast(&state->perm[t], fp);
+		keys[t].key = PermPermute(&state->perm[t], fp);
 		keys[t].tid = *ht_ctid;
 	}
-	PermInsertRow(index, state->ntables, keys);
+	insert_row(index, state->layout.ntables, keys);
 	return false;
 }

@@ -24,6 +24,7 @@
  *
  * Entries [0, nsorted) are in key order; later ones are an unsorted tail of
  * recent appends, merged in every PERM_LEAF_TAIL_MAX appends (perm.h).
+ * README.perm, "Pages", describes the format in full.
  *
  * IDENTIFICATION
  *	  src/permleaf.c
@@ -191,9 +192,6 @@ PermLeafFormatSize(uint64 lo, uint64 hi, BlockNumber maxblock, OffsetNumber maxo
 	return key_bytes_for_range(lo, hi) + bytes_for(maxblock) + bytes_for(maxoff);
 }
 
-/* Most entries any leaf can hold (the smallest format is 2 bytes) */
-#define MAX_LEAF_ENTRIES	(PERM_PAGE_SPACE / 2 + 1)
-
 /*
  * Write keys[0..n-1] as the page's entries, the first nsorted of them in
  * key order, in the format that the page's range (lokey, hikey and
@@ -248,19 +246,13 @@ read_all(Page page, PermKey *out)
 	return n;
 }
 
-static int
-compare_keys(const void *a, const void *b)
-{
-	return PermCompareKeys((const PermKey *) a, (const PermKey *) b);
-}
-
 /* All entries of a leaf, in key order, into out[]; returns how many */
 int
 PermLeafSortedEntries(Page page, PermKey *out)
 {
 	int			n = read_all(page, out);
 
-	qsort(out, n, sizeof(PermKey), compare_keys);
+	qsort(out, n, sizeof(PermKey), PermCompareKeysQsort);
 	return n;
 }
 
@@ -294,7 +286,7 @@ PermLeafAppend(Page page, const PermKey *key, int *slot)
 	int			ob = Max(opaque->off_bytes,
 						 bytes_for(ItemPointerGetOffsetNumberNoCheck(&key->tid)));
 	int			n = opaque->nentries;
-	PermKey		keys[MAX_LEAF_ENTRIES];
+	PermKey		keys[PERM_LEAF_MAX_ENTRIES];
 
 	if (bb == opaque->block_bytes && ob == opaque->off_bytes &&
 		n + 1 - opaque->nsorted < PERM_LEAF_TAIL_MAX)
@@ -322,7 +314,7 @@ PermLeafAppend(Page page, const PermKey *key, int *slot)
 		for (i = ns; i < n; i++)
 			tail[nt++] = keys[i];
 		tail[nt++] = *key;
-		qsort(tail, nt, sizeof(PermKey), compare_keys);
+		qsort(tail, nt, sizeof(PermKey), PermCompareKeysQsort);
 		/* merge keys[0..ns) and tail[0..nt) from the back into keys[] */
 		a = ns - 1;
 		b = nt - 1;
@@ -355,7 +347,7 @@ PermLeafRemove(Page page, bool (*dead) (ItemPointer tid, void *arg), void *arg,
 	int			nkept = 0,
 				nkept_sorted = 0,
 				i;
-	PermKey		keys[MAX_LEAF_ENTRIES];
+	PermKey		keys[PERM_LEAF_MAX_ENTRIES];
 	bool		ok;
 
 	read_all(page, keys);

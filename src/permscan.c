@@ -6,9 +6,9 @@
  * A scan key is "fp <@ simhash_within(q, r)".  For every table the scan
  * permutes q, then reads the prefix ranges that can hold a match: the
  * query's own prefix when r <= max_distance, and every prefix within s(r)
- * bits of it above that (perm.h).  When enumerating those prefixes would
- * cost more than reading one table whole, it reads one table whole
- * instead: each table holds every row, so that alone is exact.  Entries
+ * bits of it above that (README.perm, "Any radius").  When enumerating
+ * those prefixes would cost more than reading one table whole, it reads one
+ * table whole instead: each table holds every row, so that alone is exact.  Entries
  * are checked against the full distance in the index, so the heap sees
  * only true matches (no recheck).
  *
@@ -34,6 +34,8 @@
 #include "utils/snapmgr.h"
 
 #include "perm.h"
+#include "query.h"
+#include "simhash.h"
 
 typedef struct PermScanOpaqueData
 {
@@ -65,7 +67,11 @@ typedef struct PermSearchState
 	void	   *arg;
 } PermSearchState;
 
-/* Probe callback: apply the other scan keys, then pass the match on */
+/*
+ * Probe callback: apply the other scan keys, then pass the match on.
+ * Called for every candidate, so compiled with POPCNT where it helps.
+ */
+SIMHASH_POPCNT
 static void
 search_match(void *arg, ItemPointer tid, uint64 key, int distance)
 {
@@ -76,7 +82,7 @@ search_match(void *arg, ItemPointer tid, uint64 key, int distance)
 	{
 		PermQuery  *q = &ss->queries[i];
 
-		if (__builtin_popcountll(key ^ q->key[ss->table]) > q->radius)
+		if (simhash_hamming(key, q->key[ss->table]) > q->radius)
 			return;
 	}
 	ss->callback(ss->arg, tid, key, distance);
@@ -115,6 +121,7 @@ PermSearch(IndexScanDesc scan, PermMatchCallback callback, void *arg)
 {
 	Relation	index = scan->indexRelation;
 	PermState  *state = PermGetState(index);
+	PermLayout *layout = &state->layout;
 	PermSearchState ss;
 	PermQuery  *queries;
 	PermTable	tables[PERM_MAX_TABLES];
@@ -137,8 +144,8 @@ PermSearch(IndexScanDesc scan, PermMatchCallback callback, void *arg)
 		sq = DatumGetSimhashQuery(sk->sk_argument);
 		queries[i].center = sq->center;
 		queries[i].radius = sq->radius;
-		for (t = 0; t < state->ntables; t++)
-			queries[i].key[t] = PermPermuteFast(&state->perm[t], sq->center);
+		for (t = 0; t < layout->ntables; t++)
+			queries[i].key[t] = PermPermute(&state->perm[t], sq->center);
 	}
 	/* the tightest key drives the probes, the others filter */
 	for (i = 1; i < scan->numberOfKeys; i++)
@@ -155,8 +162,8 @@ PermSearch(IndexScanDesc scan, PermMatchCallback callback, void *arg)
 	ss.callback = callback;
 	ss.arg = arg;
 
-	spread = queries[0].radius <= state->max_distance ? 0 :
-		PermProbeSpread(state->blocks, state->max_distance, queries[0].radius);
+	spread = queries[0].radius <= layout->max_distance ? 0 :
+		PermProbeSpread(layout->blocks, layout->max_distance, queries[0].radius);
 
 	/*
 	 * Above the design radius, compare the probes' cost (a descent each)
@@ -166,7 +173,7 @@ PermSearch(IndexScanDesc scan, PermMatchCallback callback, void *arg)
 	{
 		PermMetaSnapshot(index, tables, &ntables);
 		for (t = 0; t < ntables; t++)
-			enum_cost += PermCountWithin(state->prefix_bits[t], spread) *
+			enum_cost += simhash_count_within(layout->prefix_bits[t], spread) *
 				(tables[t].root_level + 1);
 		whole_cost = (double) RelationGetNumberOfBlocks(index) / ntables;
 	}
@@ -179,10 +186,10 @@ PermSearch(IndexScanDesc scan, PermMatchCallback callback, void *arg)
 	}
 	else
 	{
-		for (t = 0; t < state->ntables; t++)
+		for (t = 0; t < layout->ntables; t++)
 		{
 			ss.table = t;
-			probe_neighbours(index, &ss, state->prefix_bits[t],
+			probe_neighbours(index, &ss, layout->prefix_bits[t],
 							 queries[0].key[t], 63, spread);
 		}
 	}
@@ -256,7 +263,7 @@ permgettuple(IndexScanDesc scan, ScanDirection dir)
 		/*
 		 * Matches are copied out of the pages, which are not kept pinned; a
 		 * TID recycled by VACUUM in the meantime is only safe to hand out
-		 * under an MVCC snapshot (see perm.h).
+		 * under an MVCC snapshot (README.perm, "Locking").
 		 */
 		if (!IsMVCCSnapshot(scan->xs_snapshot))
 			elog(ERROR, "simhash_perm index scans require an MVCC snapshot");

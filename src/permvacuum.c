@@ -6,7 +6,7 @@
  * Bulk delete reads every page in physical order and compacts the leaves
  * that hold dead entries, one generic WAL record per changed page.  An
  * exclusive lock is enough: scans never keep a position inside a page (see
- * perm.h).  Pages are not deleted; the room freed in a leaf is reused by
+ * README.perm, "Locking").  Pages are not deleted; the room freed in a leaf is reused by
  * later inserts into its key range.
  *
  * A leaf that splits while VACUUM runs moves entries to a new page at the

@@ -28,16 +28,6 @@
 
 #include "perm.h"
 
-/* Report one problem of an operator family */
-static void
-report(const char *opfamilyname, const char *problem)
-{
-	ereport(INFO,
-			(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-			 errmsg("simhash_perm operator family \"%s\" %s",
-					opfamilyname, problem)));
-}
-
 /* amvalidate */
 bool
 permvalidate(Oid opclassoid)
@@ -69,15 +59,20 @@ permvalidate(Oid opclassoid)
 
 	if (get_typlen(opcintype) != sizeof(int64) || !get_typbyval(opcintype))
 	{
-		report(opfamilyname, psprintf("indexes type %s, which is not a 64-bit fingerprint",
-									  format_type_be(opcintype)));
+		ereport(INFO,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("simhash_perm operator family \"%s\" indexes type %s, which is not a 64-bit fingerprint",
+						opfamilyname, format_type_be(opcintype))));
 		result = false;
 	}
 
 	proclist = SearchSysCacheList1(AMPROCNUM, ObjectIdGetDatum(opfamilyoid));
 	if (proclist->n_members > 0)
 	{
-		report(opfamilyname, "has support functions, but simhash_perm uses none");
+		ereport(INFO,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("simhash_perm operator family \"%s\" has support functions, but simhash_perm uses none",
+						opfamilyname)));
 		result = false;
 	}
 	ReleaseCatCacheList(proclist);
@@ -91,15 +86,20 @@ permvalidate(Oid opclassoid)
 
 		if (op->amopstrategy != PERM_WITHIN_STRATEGY)
 		{
-			report(opfamilyname, psprintf("has operator %s with invalid strategy number %d",
-										  format_operator(op->amopopr), op->amopstrategy));
+			ereport(INFO,
+					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+					 errmsg("simhash_perm operator family \"%s\" has operator %s with invalid strategy number %d",
+							opfamilyname, format_operator(op->amopopr),
+							op->amopstrategy)));
 			result = false;
 			continue;
 		}
 		if (op->amoppurpose != AMOP_SEARCH)
 		{
-			report(opfamilyname, psprintf("has ordering operator %s, which is not supported",
-										  format_operator(op->amopopr)));
+			ereport(INFO,
+					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+					 errmsg("simhash_perm operator family \"%s\" has ordering operator %s, which is not supported",
+							opfamilyname, format_operator(op->amopopr))));
 			result = false;
 			continue;
 		}
@@ -114,8 +114,10 @@ permvalidate(Oid opclassoid)
 			!check_amop_signature(op->amopopr, BOOLOID, op->amoplefttype,
 								  op->amoprighttype))
 		{
-			report(opfamilyname, psprintf("has operator %s with wrong signature",
-										  format_operator(op->amopopr)));
+			ereport(INFO,
+					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+					 errmsg("simhash_perm operator family \"%s\" has operator %s with wrong signature",
+							opfamilyname, format_operator(op->amopopr))));
 			result = false;
 			continue;
 		}
@@ -126,8 +128,10 @@ permvalidate(Oid opclassoid)
 
 	if (!has_strategy)
 	{
-		report(opfamilyname, psprintf("has no within operator for type %s",
-									  format_type_be(opcintype)));
+		ereport(INFO,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("simhash_perm operator family \"%s\" has no within operator for type %s",
+						opfamilyname, format_type_be(opcintype))));
 		result = false;
 	}
 

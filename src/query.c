@@ -18,7 +18,7 @@
 #include "fmgr.h"
 #include "utils/builtins.h"
 
-#include "perm.h"
+#include "query.h"
 #include "simhash.h"
 
 PG_FUNCTION_INFO_V1(simhash_query_in);
@@ -85,6 +85,7 @@ simhash_within(PG_FUNCTION_ARGS)
 }
 
 /* fp <@ simhash_within(q, k): is fp in the ball? */
+SIMHASH_POPCNT
 Datum
 simhash_within_match(PG_FUNCTION_ARGS)
 {

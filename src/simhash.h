@@ -27,14 +27,54 @@
 #define PG_RETURN_SIMHASH(x)	return SimhashGetDatum(x)
 
 /*
- * Hamming distance between two fingerprints.  PG15's pg_popcount64 may go
- * through a function pointer; the builtin compiles to POPCNT where the
- * target has it and to a short bit-twiddling sequence elsewhere.
+ * Functions whose loops compute many Hamming distances are compiled twice,
+ * with and without the POPCNT instruction, and the dynamic loader picks one
+ * variant when the library is loaded (GCC's and clang's target_clones, an
+ * ifunc): PGXS builds for the baseline x86-64, where __builtin_popcountll
+ * is otherwise a call into libgcc.  Mark such functions SIMHASH_POPCNT.
+ * Elsewhere (other CPUs, other compilers) the attribute is empty and the
+ * builtin compiles to whatever the target has.
+ */
+#if defined(__x86_64__) && defined(__linux__) && defined(__has_attribute) && \
+	!defined(SIMHASH_NO_CPU_DISPATCH)
+#if __has_attribute(target_clones)
+#define SIMHASH_POPCNT	__attribute__((target_clones("popcnt", "default")))
+#endif
+#endif
+#ifndef SIMHASH_POPCNT
+#define SIMHASH_POPCNT
+#endif
+
+/*
+ * Hamming distance between two fingerprints: the one definition, used by
+ * the SQL functions, the operators and the index alike.  Inlined, so it
+ * compiles to POPCNT inside every SIMHASH_POPCNT function on CPUs that
+ * have it.
  */
 static inline int
 simhash_hamming(uint64 a, uint64 b)
 {
 	return __builtin_popcountll(a ^ b);
+}
+
+/*
+ * How many n-bit strings lie within Hamming distance r of a given one: the
+ * sum of C(n, i) for i = 0..r (a double: it can exceed 2^63).  Used for
+ * selectivity (n = 64) and for the index's probe counts (n = prefix bits).
+ */
+static inline double
+simhash_count_within(int n, int r)
+{
+	double		total = 0,
+				c = 1;
+	int			i;
+
+	for (i = 0; i <= r && i <= n; i++)
+	{
+		total += c;
+		c = c * (n - i) / (i + 1);
+	}
+	return total;
 }
 
 /* Raise an error unless 0 <= k <= 64 (the distance bound of hamming_near) */

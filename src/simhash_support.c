@@ -42,6 +42,7 @@
 #include "utils/syscache.h"
 
 #include "perm.h"
+#include "query.h"
 #include "simhash.h"
 
 PG_FUNCTION_INFO_V1(simhash_support);
@@ -54,7 +55,7 @@ PG_FUNCTION_INFO_V1(simhash_within_sel);
 static double
 binomial_tail(int radius)
 {
-	return PermCountWithin(SIMHASH_BITS, radius) / pow(2.0, SIMHASH_BITS);
+	return simhash_count_within(SIMHASH_BITS, radius) / pow(2.0, SIMHASH_BITS);
 }
 
 /*

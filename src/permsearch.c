@@ -1,0 +1,537 @@
+/*-------------------------------------------------------------------------
+ *
+ * permsearch.c
+ *		simhash_perm: reading a table's tree.  Descending to the page that
+ *		owns a key (through the per-backend leaf maps where they help),
+ *		probing a prefix range of a table, and simhash_perm_info(), which
+ *		walks every table's leaf level.
+ *
+ * Readers hold one share lock at a time and never keep a position inside
+ * a page after releasing it; a page that split under a reader is caught up
+ * with by moving right (Lehman and Yao).  See README.perm, "Locking".
+ *
+ * IDENTIFICATION
+ *	  src/permsearch.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_am.h"
+#include "commands/defrem.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "perm.h"
+#include "simhash.h"
+
+PG_FUNCTION_INFO_V1(simhash_perm_info);
+
+/* A key below every real key: the first downlink of a leftmost page */
+static const PermKey perm_min_key = {0, {{0, 0}, 0}};
+
+/* Right-moves after which a leaf map is considered stale */
+#define LEAF_MAP_MAX_MOVES	2
+
+/* The leftmost page of a level (level <= the root's), share-locked */
+static Buffer
+leftmost_page(Relation index, int table, int target_level)
+{
+	int			level;
+	BlockNumber blkno = PermGetRoot(index, table, target_level, &level);
+	Buffer		buf;
+
+	for (;;)
+	{
+		PermKey		k;
+
+		buf = ReadBuffer(index, blkno);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		if (level == target_level)
+			return buf;
+		PermReadInternalEntry(BufferGetPage(buf), 0, &k, &blkno);
+		UnlockReleaseBuffer(buf);
+		level--;
+	}
+}
+
+/* Free a leaf map */
+static void
+free_leaf_map(PermLeafMap *map)
+{
+	if (map->lowkeys)
+		pfree(map->lowkeys);
+	if (map->blocks)
+		pfree(map->blocks);
+	pfree(map);
+}
+
+/*
+ * Read the leaves of a table, in order, into a new map: every downlink of
+ * level 1.  A table of more than PERM_LEAF_MAP_MAX leaves gets an empty map
+ * (nleaves = 0): descents then go the usual way.
+ */
+static PermLeafMap *
+build_leaf_map(Relation index, int table)
+{
+	PermState  *state = PermGetState(index);
+	PermLeafMap *map;
+	int			level;
+	BlockNumber blkno;
+	Buffer		buf;
+	int			cap = 1024;
+
+	map = MemoryContextAllocZero(index->rd_indexcxt, sizeof(PermLeafMap));
+
+	/* a fresh root: the map is only as good as the level it is read from */
+	state->root_level[table] = -1;
+	blkno = PermGetRoot(index, table, 0, &level);
+	if (level == 0)
+	{
+		map->nleaves = 1;
+		map->lowkeys = MemoryContextAlloc(index->rd_indexcxt, sizeof(PermKey));
+		map->blocks = MemoryContextAlloc(index->rd_indexcxt, sizeof(BlockNumber));
+		map->lowkeys[0] = perm_min_key;
+		map->blocks[0] = blkno;
+		return map;
+	}
+
+	map->lowkeys = MemoryContextAlloc(index->rd_indexcxt, cap * sizeof(PermKey));
+	map->blocks = MemoryContextAlloc(index->rd_indexcxt, cap * sizeof(BlockNumber));
+	buf = leftmost_page(index, table, 1);
+	for (;;)
+	{
+		Page		page = BufferGetPage(buf);
+		PermPageOpaque opaque = PermPageGetOpaque(page);
+		BlockNumber next = opaque->rightlink;
+		int			i;
+
+		if (map->nleaves + opaque->nentries > PERM_LEAF_MAP_MAX)
+		{
+			/* too big to keep per backend */
+			UnlockReleaseBuffer(buf);
+			pfree(map->lowkeys);
+			pfree(map->blocks);
+			map->nleaves = 0;
+			map->lowkeys = NULL;
+			map->blocks = NULL;
+			return map;
+		}
+		while (map->nleaves + opaque->nentries > cap)
+		{
+			cap *= 2;
+			map->lowkeys = repalloc(map->lowkeys, cap * sizeof(PermKey));
+			map->blocks = repalloc(map->blocks, cap * sizeof(BlockNumber));
+		}
+		for (i = 0; i < opaque->nentries; i++)
+		{
+			PermReadInternalEntry(page, i, &map->lowkeys[map->nleaves],
+								  &map->blocks[map->nleaves]);
+			map->nleaves++;
+		}
+		UnlockReleaseBuffer(buf);
+		if (next == InvalidBlockNumber)
+			break;
+		buf = ReadBuffer(index, next);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+	}
+	if (map->nleaves > 0)
+		map->lowkeys[0] = perm_min_key;
+	return map;
+}
+
+/* The leaf to start from for key, per the map (see PermLeafMap) */
+static BlockNumber
+leaf_map_lookup(PermLeafMap *map, const PermKey *key)
+{
+	int			lo = 1,
+				hi = map->nleaves - 1,
+				found = 0;
+
+	while (lo <= hi)
+	{
+		int			mid = (lo + hi) / 2;
+
+		if (PermCompareKeys(&map->lowkeys[mid], key) <= 0)
+		{
+			found = mid;
+			lo = mid + 1;
+		}
+		else
+			hi = mid - 1;
+	}
+	return map->blocks[found];
+}
+
+/*
+ * Starting from the page locked in buf (in lockmode), move right while key
+ * is beyond the page's high key; returns the page that owns key, locked the
+ * same way.  *moves counts the steps.
+ */
+static Buffer
+move_right(Relation index, Buffer buf, const PermKey *key, int lockmode,
+		   int *moves)
+{
+	while (PermPageBeyondHighKey(BufferGetPage(buf), key))
+	{
+		BlockNumber next = PermPageGetOpaque(BufferGetPage(buf))->rightlink;
+
+		UnlockReleaseBuffer(buf);
+		buf = ReadBuffer(index, next);
+		LockBuffer(buf, lockmode);
+		(*moves)++;
+	}
+	return buf;
+}
+
+/*
+ * Descend to the leaf that owns key through the table's leaf map, and
+ * return it pinned and locked in lockmode; InvalidBuffer if there is no
+ * usable map.
+ */
+static Buffer
+descend_by_map(Relation index, int table, const PermKey *key, int lockmode)
+{
+	PermState  *state = PermGetState(index);
+	PermLeafMap *map = state->leafmap[table];
+	Buffer		buf;
+	int			moves = 0;
+
+	if (map == NULL || map->stale)
+	{
+		if (map != NULL)
+			free_leaf_map(map);
+		map = state->leafmap[table] = build_leaf_map(index, table);
+	}
+	if (map->nleaves == 0)
+		return InvalidBuffer;
+
+	buf = ReadBuffer(index, leaf_map_lookup(map, key));
+	LockBuffer(buf, lockmode);
+	buf = move_right(index, buf, key, lockmode, &moves);
+	if (moves > LEAF_MAP_MAX_MOVES)
+		map->stale = true;
+	return buf;
+}
+
+/* The downlink of an internal page to follow for key */
+static BlockNumber
+choose_child(Page page, const PermKey *key)
+{
+	int			slot = PermPageLowerBound(page, key);
+	PermKey		sep;
+	BlockNumber child;
+
+	/* the last downlink whose separator is <= key; slot 0 is -infinity */
+	if (slot < PermPageGetOpaque(page)->nentries)
+	{
+		PermPageReadKey(page, slot, &sep);
+		if (PermCompareKeys(&sep, key) > 0)
+			slot--;
+	}
+	else
+		slot--;
+	if (slot < 0)
+		slot = 0;
+	PermReadInternalEntry(page, slot, &sep, &child);
+	return child;
+}
+
+/*
+ * Descend a table's tree to the page at target_level that owns key, and
+ * return it pinned and locked in lockmode (pages above are only share
+ * locked, one at a time).  Follows right-links past pages that split after
+ * their downlink was read.
+ */
+Buffer
+PermDescend(Relation index, int table, const PermKey *key, int target_level,
+			int lockmode)
+{
+	int			level;
+	BlockNumber blkno;
+	Buffer		buf;
+	int			moves = 0;
+
+	if (target_level == 0)
+	{
+		buf = descend_by_map(index, table, key, lockmode);
+		if (BufferIsValid(buf))
+			return buf;
+	}
+	blkno = PermGetRoot(index, table, target_level, &level);
+	if (level < target_level)
+		elog(ERROR, "simhash_perm table %d of index \"%s\" has no level %d",
+			 table, RelationGetRelationName(index), target_level);
+
+	for (;;)
+	{
+		int			mode = (level == target_level) ? lockmode : BUFFER_LOCK_SHARE;
+		Page		page;
+
+		buf = ReadBuffer(index, blkno);
+		LockBuffer(buf, mode);
+		buf = move_right(index, buf, key, mode, &moves);
+		page = BufferGetPage(buf);
+		level = PermPageGetOpaque(page)->level;
+		if (level == target_level)
+			return buf;
+		blkno = choose_child(page, key);
+		UnlockReleaseBuffer(buf);
+		level--;
+	}
+}
+
+/* What reading one leaf of a probe found out */
+typedef struct LeafProbe
+{
+	bool		past_hi;		/* the sorted part went beyond the range */
+	bool		skip;			/* a far key fills the rest of the page */
+	uint64		last_key;		/* the last key read from the sorted part */
+} LeafProbe;
+
+/*
+ * Report the entries of one share-locked leaf whose key lies in [from, hi]
+ * and is within max_distance of query_key.  Compiled with and without
+ * POPCNT (SIMHASH_POPCNT): this loop is where a scan spends its time.
+ */
+SIMHASH_POPCNT
+static void
+probe_leaf(Page page, const PermKey *from, uint64 lo, uint64 hi,
+		   uint64 query_key, int max_distance,
+		   PermMatchCallback callback, void *arg, LeafProbe *result)
+{
+	PermPageOpaque opaque = PermPageGetOpaque(page);
+	PermKey		e = {0};
+	int			i;
+
+	result->past_hi = false;
+	result->skip = false;
+
+	/* the sorted part, from the first entry >= from */
+	for (i = PermPageLowerBound(page, from); i < opaque->nsorted; i++)
+	{
+		int			d;
+
+		PermReadLeafEntry(page, i, &e);
+		if (e.key > hi)
+		{
+			result->past_hi = true;
+			break;
+		}
+		d = simhash_hamming(e.key, query_key);
+		if (d <= max_distance)
+			callback(arg, &e.tid, e.key, d);
+		else if (!PermPageIsRightmost(page) && opaque->hikey == e.key &&
+				 i + 1 < opaque->nsorted)
+		{
+			/* a far key filling the rest of the page and going on */
+			PermKey		last;
+
+			PermReadLeafEntry(page, opaque->nsorted - 1, &last);
+			if (last.key == e.key)
+			{
+				result->skip = true;
+				break;
+			}
+		}
+	}
+	result->last_key = e.key;
+
+	/* the unsorted tail: every entry in [lo, hi] */
+	for (i = opaque->nsorted; i < opaque->nentries; i++)
+	{
+		PermKey		t;
+		int			d;
+
+		PermReadLeafEntry(page, i, &t);
+		if (t.key < lo || t.key > hi)
+			continue;
+		d = simhash_hamming(t.key, query_key);
+		if (d <= max_distance)
+			callback(arg, &t.tid, t.key, d);
+	}
+}
+
+/*
+ * Report every entry of a table whose key lies in [lo, hi] and is within
+ * max_distance bits of query_key.  Each leaf is read whole under its share
+ * lock (its sorted part from the first key in range, then its unsorted
+ * tail) and released before the next is locked; matches are reported while
+ * the lock is held, so the callback must not do I/O or take locks.
+ *
+ * A run of entries with one key that is too far away and continues onto
+ * the next page (thousands of rows sharing a fingerprint) is skipped by
+ * descending again to the next key rather than reading it.
+ */
+void
+PermProbeRange(Relation index, int table, uint64 lo, uint64 hi,
+			   uint64 query_key, int max_distance,
+			   PermMatchCallback callback, void *arg)
+{
+	PermKey		search;
+	Buffer		buf;
+
+	search.key = lo;
+	ItemPointerSet(&search.tid, 0, 0);
+	buf = PermDescend(index, table, &search, 0, BUFFER_LOCK_SHARE);
+
+	for (;;)
+	{
+		Page		page = BufferGetPage(buf);
+		PermPageOpaque opaque = PermPageGetOpaque(page);
+		LeafProbe	probe;
+		BlockNumber next;
+
+		probe_leaf(page, &search, lo, hi, query_key, max_distance,
+				   callback, arg, &probe);
+
+		if (probe.skip && probe.last_key < hi)
+		{
+			UnlockReleaseBuffer(buf);
+			CHECK_FOR_INTERRUPTS();
+			search.key = probe.last_key + 1;
+			ItemPointerSet(&search.tid, 0, 0);
+			buf = PermDescend(index, table, &search, 0, BUFFER_LOCK_SHARE);
+			continue;
+		}
+		if (probe.skip || probe.past_hi || PermPageIsRightmost(page) ||
+			opaque->hikey > hi)
+			break;
+
+		/* move right */
+		next = opaque->rightlink;
+		search.key = opaque->hikey;
+		search.tid = opaque->hikey_tid;
+		UnlockReleaseBuffer(buf);
+		CHECK_FOR_INTERRUPTS();
+		buf = ReadBuffer(index, next);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+	}
+	UnlockReleaseBuffer(buf);
+}
+
+/*
+ * simhash_perm_info(): what the layout does with the data
+ */
+
+/* Statistics of one table, gathered by walking its leaves */
+typedef struct PermTableStats
+{
+	int64		entries;
+	int64		leaf_pages;
+	int64		largest_bucket;
+	int64		buckets;
+} PermTableStats;
+
+/* Walk a table's leaf level left to right, counting entries and buckets */
+static void
+table_stats(Relation index, int table, int prefix_bits, PermTableStats *st)
+{
+	uint64		bucket = 0;
+	int64		run = 0;
+	bool		any = false;
+	int			shift = 64 - prefix_bits;
+	PermKey    *entries = palloc(PERM_LEAF_MAX_ENTRIES * sizeof(PermKey));
+	Buffer		buf;
+
+	memset(st, 0, sizeof(*st));
+	buf = leftmost_page(index, table, 0);
+	for (;;)
+	{
+		Page		page = BufferGetPage(buf);
+		BlockNumber next = PermPageGetOpaque(page)->rightlink;
+		int			i,
+					n;
+
+		st->leaf_pages++;
+		n = PermLeafSortedEntries(page, entries);
+		UnlockReleaseBuffer(buf);
+		for (i = 0; i < n; i++)
+		{
+			uint64		b = shift >= 64 ? 0 : entries[i].key >> shift;
+
+			if (!any || b != bucket)
+			{
+				st->buckets++;
+				run = 0;
+				bucket = b;
+				any = true;
+			}
+			run++;
+			st->largest_bucket = Max(st->largest_bucket, run);
+			st->entries++;
+		}
+		if (next == InvalidBlockNumber)
+			break;
+		CHECK_FOR_INTERRUPTS();
+		buf = ReadBuffer(index, next);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+	}
+	pfree(entries);
+}
+
+/*
+ * simhash_perm_info(index): one row per table with its prefix, tree height,
+ * leaf pages, entries, number of non-empty prefix buckets and the largest
+ * bucket, plus the index-wide settings, for users tuning the layout.
+ */
+Datum
+simhash_perm_info(PG_FUNCTION_ARGS)
+{
+	Oid			indexoid = PG_GETARG_OID(0);
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Relation	index;
+	PermLayout *layout;
+	PermTable  *tables;
+	int			ntables;
+	int			t;
+	BlockNumber nblocks;
+
+	InitMaterializedSRF(fcinfo, 0);
+
+	index = index_open(indexoid, AccessShareLock);
+	if (index->rd_rel->relam != get_index_am_oid("simhash_perm", false))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a simhash_perm index",
+						RelationGetRelationName(index))));
+
+	layout = &PermGetState(index)->layout;
+	tables = palloc(PERM_MAX_TABLES * sizeof(PermTable));
+	PermMetaSnapshot(index, tables, &ntables);
+	nblocks = RelationGetNumberOfBlocks(index);
+
+	for (t = 0; t < ntables; t++)
+	{
+		Datum		values[11];
+		bool		nulls[11] = {0};
+		PermTableStats st;
+		StringInfoData bits;
+		int			i;
+
+		table_stats(index, t, layout->prefix_bits[t], &st);
+		/* the fingerprint bits (0 = least significant) making the prefix */
+		initStringInfo(&bits);
+		for (i = 0; i < layout->prefix_bits[t]; i++)
+			appendStringInfo(&bits, "%s%d", i ? "," : "", layout->bits[t][i]);
+		values[0] = Int32GetDatum(t);
+		values[1] = Int32GetDatum(layout->max_distance);
+		values[2] = Int32GetDatum(layout->prefix_bits[t]);
+		values[3] = CStringGetTextDatum(bits.data);
+		values[4] = Int32GetDatum(tables[t].root_level + 1);
+		values[5] = Int64GetDatum(st.leaf_pages);
+		values[6] = Int64GetDatum(st.entries);
+		values[7] = Int64GetDatum(st.buckets);
+		values[8] = Int64GetDatum(st.largest_bucket);
+		values[9] = Int32GetDatum(layout->blocks);
+		values[10] = Int64GetDatum((int64) nblocks);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+
+	index_close(index, AccessShareLock);
+	return (Datum) 0;
+}
