@@ -2,7 +2,8 @@
  *
  * fingerprint.c
  *		Charikar's simhash of text: features from tokens, feature hashing,
- *		bit voting.  The tokenizer (steps 1-3) is in tokenizer.h and .c.
+ *		bit voting.  The tokenizer (steps 1-3) is in tokenizer.c and
+ *		tokenizer_loop.h.
  *
  * The pipeline (README.md, "The fingerprint algorithm", is the reference):
  *
@@ -46,7 +47,7 @@
 #include <xxhash.h>
 
 #include "fingerprint.h"
-#include "tokenizer.h"
+#include "tokenizer_loop.h"
 
 /*
  * byte_spread[b] has bit j of b in the lowest bit of byte j, so adding it to
@@ -413,7 +414,7 @@ flush_tokens(ShingleState *st)
 
 /*
  * Token sink of the fingerprinting path: hash the token into the buffer.
- * Always inlined into the tokenizer's loop (tokenizer.h).
+ * Always inlined into the tokenizer's loop (tokenizer_loop.h).
  */
 static pg_attribute_always_inline void
 shingle_token(void *arg, const char *token, size_t len)

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * fingerprint.h
- *		Charikar's simhash of text: tokenizer, feature hashing, bit voting.
+ *		Charikar's simhash of text: features, feature hashing, bit voting.
  *
  * This module has no fmgr code: it turns UTF-8 bytes into a 64-bit value
  * and can be reasoned about (and tested) on its own.  Everything here is
@@ -18,6 +18,8 @@
 
 #include "lib/stringinfo.h"
 
+#include "tokenizer.h"
+
 /* How much each occurrence of a feature counts */
 typedef enum SimhashWeighting
 {
@@ -25,13 +27,6 @@ typedef enum SimhashWeighting
 	SIMHASH_WEIGHT_BINARY,		/* every distinct feature votes 1 */
 	SIMHASH_WEIGHT_LOG			/* distinct feature votes 1 + ln(count) */
 } SimhashWeighting;
-
-/* How runs of CJK ideographs and kana become tokens */
-typedef enum SimhashCjkMode
-{
-	SIMHASH_CJK_UNIGRAM,		/* each character is a token */
-	SIMHASH_CJK_BIGRAM			/* overlapping character pairs */
-} SimhashCjkMode;
 
 /* Limits of shingle sizes (tokens per feature) */
 #define SIMHASH_MIN_SHINGLE		1
@@ -66,9 +61,6 @@ typedef struct SimhashVoter
 	double		sums[64];
 } SimhashVoter;
 
-/* Called once per token with its case-folded UTF-8 bytes */
-typedef void (*SimhashTokenCallback) (void *arg, const char *token, size_t len);
-
 extern void SimhashVoterInit(SimhashVoter *voter);
 extern void SimhashVoterAdd(SimhashVoter *voter, uint64 hash);
 extern void SimhashVoterAddBatch(SimhashVoter *voter, const uint64 *hashes,
@@ -77,8 +69,6 @@ extern void SimhashVoterAddWeighted(SimhashVoter *voter, uint64 hash,
 									double weight);
 extern uint64 SimhashVoterResult(SimhashVoter *voter);
 
-extern void SimhashTokenize(const char *text, size_t len, SimhashCjkMode cjk,
-							SimhashTokenCallback callback, void *arg);
 extern uint64 SimhashFeatureHash(const char *bytes, size_t len);
 extern uint64 SimhashOfText(const char *text, size_t len,
 							const SimhashConfig *config, int64 *nfeatures);

@@ -4,7 +4,7 @@
  *		The tokenizer's Unicode lookups (case folding, word characters,
  *		ideographs), and SimhashTokenize(), the tokenizer for any callback.
  *
- * The tokenizer's loop is in tokenizer.h, which explains the split.  The
+ * The tokenizer's loop is in tokenizer_loop.h, which explains the split.  The
  * tables come from tools/gen_unicode_tables.py (Unicode 15.0) and are part
  * of the stored fingerprint format.
  *
@@ -15,7 +15,7 @@
  */
 #include "postgres.h"
 
-#include "tokenizer.h"
+#include "tokenizer_loop.h"
 #include "unicode_tables.h"
 
 /* Is this ASCII byte part of a word?  (Letters and digits.) */
