@@ -260,27 +260,16 @@ write_table(Relation index, ForkNumber fork, int table, const PermKey *keys,
 }
 
 /*
- * Write the whole index from the collected rows: metapage, then each table.
- * Used for CREATE INDEX (MAIN fork) and for the empty init fork.
+ * The layout for the collected rows: bits are spread over the blocks by how
+ * often each is set (permlayout.c), counted eight bits at a time.
  */
 static void
-write_index(Relation index, ForkNumber fork, PermBuildState *bs)
+choose_layout(PermBuildState *bs, int max_distance, int blocks,
+			  PermLayout *layout)
 {
-	int			max_distance,
-				blocks;
 	double		bit_ones[64];
-	PermLayout	layout;
-	Buffer		metabuf;
-	Page		metapage;
-	PermMetaPage meta;
-	PermKey    *sorted;
-	PermPermutation *perm;
-	int			t;
-	int64		i;
+	int			i;
 
-	PermLayoutOptions(index, &max_distance, &blocks);
-
-	/* how often each bit is set, counted eight bits at a time */
 	if (bs->n > 0)
 	{
 		SimhashVoter counter;
@@ -291,25 +280,54 @@ write_index(Relation index, ForkNumber fork, PermBuildState *bs)
 			bit_ones[i] = (double) counter.counts[i] / (double) bs->n;
 	}
 	PermChooseLayout(max_distance, blocks, bs->n > 0 ? bit_ones : NULL,
-					 &layout);
+					 layout);
+}
 
-	/* the metapage comes first, so it is block 0 */
-	metabuf = PermNewBuffer(index, fork);
+/* Write the metapage, block 0, before any table; roots are filled in later */
+static void
+write_metapage(Relation index, ForkNumber fork, const PermLayout *layout)
+{
+	Buffer		metabuf = PermNewBuffer(index, fork);
+	Page		metapage = BufferGetPage(metabuf);
+	PermMetaPage meta;
+
 	Assert(BufferGetBlockNumber(metabuf) == PERM_METAPAGE_BLKNO);
-	metapage = BufferGetPage(metabuf);
 	PermInitPage(metapage, PERM_META, 0, 0);
 	meta = PermPageGetMeta(metapage);
 	meta->magic = PERM_MAGIC;
 	meta->version = PERM_VERSION;
-	meta->max_distance = max_distance;
-	meta->blocks = blocks;
-	meta->ntables = layout.ntables;
+	meta->max_distance = layout->max_distance;
+	meta->blocks = layout->blocks;
+	meta->ntables = layout->ntables;
 	meta->algorithm = 1;
-	memcpy(meta->block_of_bit, layout.block_of_bit, 64);
+	memcpy(meta->block_of_bit, layout->block_of_bit, 64);
 	((PageHeader) metapage)->pd_lower =
-		((char *) &meta->tables[layout.ntables] - (char *) metapage);
+		((char *) &meta->tables[layout->ntables] - (char *) metapage);
 	MarkBufferDirty(metabuf);
 	UnlockReleaseBuffer(metabuf);
+}
+
+/*
+ * Write the whole index from the collected rows: metapage, then each table.
+ * Used for CREATE INDEX (MAIN fork) and for the empty init fork.
+ */
+static void
+write_index(Relation index, ForkNumber fork, PermBuildState *bs)
+{
+	int			max_distance,
+				blocks;
+	PermLayout	layout;
+	Buffer		metabuf;
+	PermMetaPage meta;
+	PermKey    *sorted;
+	PermPermutation *perm;
+	int			t;
+	int64		i;
+
+	PermLayoutOptions(index, &max_distance, &blocks);
+
+	choose_layout(bs, max_distance, blocks, &layout);
+	write_metapage(index, fork, &layout);
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, PERM_PHASE_SORT_WRITE);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL,

@@ -206,6 +206,35 @@ split_fill(const PermSplit *split, Page page, int from, int to)
 						to - from);
 }
 
+/*
+ * Write a split into the left page (the old one, lpage) and the new right
+ * page (rpage, block rblkno): the right one takes entries [nleft, n), the old
+ * page's right-link and high key; the left one keeps [0, nleft) and ends at
+ * sep.  Each half is written in the format its narrower range allows.
+ */
+static void
+split_pages(const PermSplit *split, int nleft, const PermKey *sep, Page lpage,
+			Page rpage, BlockNumber rblkno, int table, int level)
+{
+	PermPageOpaque lopaque = PermPageGetOpaque(lpage);
+	PermPageOpaque ropaque;
+
+	PermInitPage(rpage, lopaque->flags & ~PERM_ROOT, table, level);
+	ropaque = PermPageGetOpaque(rpage);
+	ropaque->rightlink = lopaque->rightlink;
+	ropaque->hikey = lopaque->hikey;
+	ropaque->hikey_tid = lopaque->hikey_tid;
+	ropaque->lokey = sep->key;
+
+	lopaque->rightlink = rblkno;
+	lopaque->hikey = sep->key;
+	lopaque->hikey_tid = sep->tid;
+	lopaque->flags &= ~PERM_ROOT;
+
+	split_fill(split, rpage, nleft, split->n);
+	split_fill(split, lpage, 0, nleft);
+}
+
 static void
 split_free(PermSplit *split)
 {
@@ -257,8 +286,6 @@ split_and_add(Relation index, int table, Buffer buf, const PermKey *key,
 	GenericXLogState *xlog;
 	Page		lpage,
 				rpage;
-	PermPageOpaque lopaque,
-				ropaque;
 
 	split_gather(BufferGetPage(buf), key, child, &split);
 	nleft = split.n / 2;
@@ -277,25 +304,7 @@ split_and_add(Relation index, int table, Buffer buf, const PermKey *key,
 	xlog = GenericXLogStart(index);
 	lpage = GenericXLogRegisterBuffer(xlog, buf, 0);
 	rpage = GenericXLogRegisterBuffer(xlog, rbuf, GENERIC_XLOG_FULL_IMAGE);
-	lopaque = PermPageGetOpaque(lpage);
-
-	/* the right page takes the upper half and the old page's high key */
-	PermInitPage(rpage, lopaque->flags & ~PERM_ROOT, table, level);
-	ropaque = PermPageGetOpaque(rpage);
-	ropaque->rightlink = lopaque->rightlink;
-	ropaque->hikey = lopaque->hikey;
-	ropaque->hikey_tid = lopaque->hikey_tid;
-	ropaque->lokey = sep.key;
-
-	/* the left page ends where the right one starts */
-	lopaque->rightlink = rblkno;
-	lopaque->hikey = sep.key;
-	lopaque->hikey_tid = sep.tid;
-	lopaque->flags &= ~PERM_ROOT;
-
-	/* each half in the format its narrower range allows */
-	split_fill(&split, rpage, nleft, split.n);
-	split_fill(&split, lpage, 0, nleft);
+	split_pages(&split, nleft, &sep, lpage, rpage, rblkno, table, level);
 
 	if (was_root)
 	{
