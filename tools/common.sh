@@ -32,7 +32,7 @@ simhash_install_deps() {
 	done
 	# The demo and the quality evaluation read apt's English descriptions,
 	# which Debian's container images switch off (Acquire::Languages "none").
-	if [ -z "$missing" ] && ls /var/lib/apt/lists/*_main_i18n_Translation-en.lz4 >/dev/null 2>&1; then
+	if [ -z "$missing" ] && python3 "$SIMHASH_ROOT/tools/corpus.py" --files >/dev/null 2>&1; then
 		return 0
 	fi
 	if [ "$(id -u)" != 0 ]; then
@@ -88,28 +88,11 @@ simhash_cluster_start() {
 	echo "== throwaway cluster running in $SIMHASH_PGDATA"
 }
 
-# Load apt's English package descriptions into a table (package, body).
+# Load apt's English package descriptions into a table (package, body):
+# the documents of tools/corpus.py, which says which ones and how they are read.
 simhash_load_corpus() {
 	local table=$1
 	psql -q -v ON_ERROR_STOP=1 -c "CREATE TABLE $table (id serial PRIMARY KEY, package text, body text)"
-	# One record per package: "Description-en:" starts the synopsis, lines
-	# beginning with a space continue it, " ." is an empty line.
-	lz4cat /var/lib/apt/lists/*_main_i18n_Translation-en.lz4 | python3 -c '
-import sys, csv
-w = csv.writer(sys.stdout)
-pkg, body, seen = None, None, set()
-def flush():
-    if pkg is not None and body is not None and pkg not in seen:
-        seen.add(pkg)
-        w.writerow([pkg, "\n".join(body)])
-for line in sys.stdin:
-    line = line.rstrip("\n")
-    if line.startswith("Package: "):
-        flush(); pkg, body = line[9:], None
-    elif line.startswith("Description-en: "):
-        body = [line[16:]]
-    elif line.startswith(" ") and body is not None:
-        body.append("" if line == " ." else line[1:])
-flush()
-' | psql -q -v ON_ERROR_STOP=1 -c "\\copy $table (package, body) FROM STDIN WITH (FORMAT csv)"
+	python3 "$SIMHASH_ROOT/tools/corpus.py" --csv |
+		psql -q -v ON_ERROR_STOP=1 -c "\\copy $table (package, body) FROM STDIN WITH (FORMAT csv)"
 }

@@ -83,8 +83,8 @@ import time
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import corpus  # noqa: E402
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tools"))
+import corpus  # noqa: E402  (tools/corpus.py)
 
 REPORT = os.path.normpath(os.path.join(HERE, "..", "..", "docs", "quality_chinese.md"))
 

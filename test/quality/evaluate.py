@@ -2,7 +2,7 @@
 
 What it measures (issue "Near-duplicate quality on real text"):
 
-1. The corpus: apt's English package descriptions (corpus.py), loaded into a
+1. The corpus: apt's English package descriptions (tools/corpus.py), loaded into a
    table.  Identical texts are collapsed to one row first and counted apart:
    they are trivial duplicates, found by any method at distance 0.
 2. Ground truth, exact: every pair of documents whose sets of word 3-shingles
@@ -44,7 +44,8 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-import corpus  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import corpus  # noqa: E402  (tools/corpus.py)
 import groundtruth as G  # noqa: E402
 from explore import hamming, hamming_hist_all_pairs  # noqa: E402
 

@@ -1,6 +1,6 @@
 """Exact ground truth: all document pairs with word-3-shingle-set Jaccard >= 0.5.
 
-Documents: corpus.load(), collapsed so that identical texts keep one
+Documents: corpus.load() (tools/corpus.py), collapsed so that identical texts keep one
 representative (the first in file order).  Tokens = spec tokens
 (simhash_ref.tokenize, cjk='unigram').  Shingle set = SET of consecutive token
 3-grams; a document with 1-2 tokens has one shingle of all its tokens; no
@@ -22,8 +22,10 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import corpus  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tools"))
+import corpus  # noqa: E402  (tools/corpus.py)
 import simhash_ref as R  # noqa: E402
 
 CACHE_DIR = os.environ.get("SIMHASH_QUALITY_CACHE", "/tmp/simhash-quality")
