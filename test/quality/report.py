@@ -1,5 +1,8 @@
 """Write docs/quality.md and docs/quality.png from evaluate.py's results.
 
+The last section of docs/quality.md, "Exploration (history)", is written by
+hand: it is kept as it is.
+
 Also usable alone, to redraw from a saved docs/quality.json:
     /usr/bin/python3 test/quality/report.py
 """
@@ -8,6 +11,9 @@ import os
 import sys
 
 THRESHOLDS = ("0.7", "0.8", "0.9")
+# docs/quality.md ends with a section written by hand, from this heading on;
+# write() keeps it.
+HISTORY = "## Exploration (history)"
 
 
 def dominated(target, rows_by_scheme, names):
@@ -30,6 +36,17 @@ def scheme_table(name, s):
                      " | ".join(f"{r['prec' + t]:.3f}" for t in THRESHOLDS) + " | " +
                      " | ".join(f"{r['rec' + t]:.3f}" for t in THRESHOLDS) + " |")
     return lines + [""]
+
+
+def kept_section(path):
+    """The hand-written last section of an existing report, as lines."""
+    try:
+        with open(path) as f:
+            text = f.read()
+    except FileNotFoundError:
+        return []
+    at = text.find("\n" + HISTORY + "\n")
+    return [""] + text[at + 1:].rstrip("\n").split("\n") if at >= 0 else []
 
 
 def plot(result, path, names):
@@ -117,7 +134,9 @@ def write(result, outdir, default, references):
     for name, s in schemes.items():
         L += scheme_table(name, s)
     L.append(f"Whole evaluation: {result['seconds']:.0f} s.")
-    with open(os.path.join(outdir, "quality.md"), "w") as f:
+    md = os.path.join(outdir, "quality.md")
+    L += kept_section(md)
+    with open(md, "w") as f:
         f.write("\n".join(L) + "\n")
     plot(result, os.path.join(outdir, "quality.png"), list(schemes)[:6])
 
