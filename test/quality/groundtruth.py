@@ -1,10 +1,12 @@
 """Exact ground truth: all document pairs with word-3-shingle-set Jaccard >= 0.5.
 
 Documents: corpus.load() (tools/corpus.py), collapsed so that identical texts keep one
-representative (the first in file order).  Tokens = spec tokens
-(simhash_ref.tokenize, cjk='unigram').  Shingle set = SET of consecutive token
-3-grams; a document with 1-2 tokens has one shingle of all its tokens; no
-tokens -> empty set (never similar to anything).
+representative (the first in file order).  Tokens: evaluate.py passes the
+extension's own (simhash_tokens) to pairs_of_tokens(); run alone, this script
+takes them from the frozen reference implementation
+(test/reference/simhash_ref.py, tokens(text, 'unigram')).  Shingle set = SET
+of consecutive token 3-grams; a document with 1-2 tokens has one shingle of
+all its tokens; no tokens -> empty set (never similar to anything).
 
 Algorithm (exact): prefix filtering.  Shingles are ranked by document
 frequency (rarest first); each set is sorted by rank.  For threshold t any pair
@@ -23,10 +25,8 @@ import time
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tools"))
 import corpus  # noqa: E402  (tools/corpus.py)
-import simhash_ref as R  # noqa: E402
 
 CACHE_DIR = os.environ.get("SIMHASH_QUALITY_CACHE", "/tmp/simhash-quality")
 os.makedirs(CACHE_DIR, exist_ok=True)
@@ -139,6 +139,14 @@ def pairs_of_tokens(token_lists, t=THRESH):
     return I[order], J[order], jac[order]
 
 
+def reference_tokens():
+    """tokens(text, cjk) of the frozen reference, test/reference/simhash_ref.py
+    (imported only here: it needs python3-xxhash and unicode-data)."""
+    sys.path.insert(0, os.path.join(HERE, "..", "reference"))
+    import simhash_ref
+    return simhash_ref.tokens
+
+
 def load_or_build(verbose=True):
     if os.path.exists(CACHE):
         z = np.load(CACHE)
@@ -146,7 +154,8 @@ def load_or_build(verbose=True):
     t0 = time.time()
     raw = corpus.load()
     udocs, ncoll = dedup_docs(raw)
-    toks = [R.tokenize(x, "unigram") for _, x in udocs]
+    tokens = reference_tokens()
+    toks = [tokens(x, "unigram") for _, x in udocs]
     t1 = time.time()
     sets, nsh = shingle_sets(toks)
     t2 = time.time()
