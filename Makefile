@@ -28,7 +28,10 @@ OBJS = \
 	src/permlayout.o
 
 EXTENSION = simhash
-DATA = $(wildcard sql/simhash--*.sql)
+# Install and upgrade scripts beside the control file, as in contrib.  A
+# released script never changes: a new version adds simhash--X.sql for fresh
+# installs and simhash--PREV--X.sql for updates (test "upgrade" compares them).
+DATA = simhash--1.0.sql simhash--1.0--1.1.sql simhash--1.1.sql
 
 REGRESS = type hamming fingerprint fingerprint_golden verification perm_build perm_scan perm_growth upgrade
 REGRESS_OPTS = --load-extension=simhash
