@@ -1,7 +1,9 @@
 --
--- Upgrade path: an installation of 1.0 updates to the current version, with
--- the same objects as a fresh install, and fingerprints stored under 1.0
--- (and an index on them) stay valid.
+-- Upgrade path: an installation of 1.0 updates to the current version;
+-- fingerprints stored under 1.0 (and an index on them) stay valid; and the
+-- updated extension is the same, in every catalog property, as a fresh
+-- install.  The two paths run different scripts: simhash--1.0.sql then
+-- simhash--1.0--1.1.sql, against simhash--1.1.sql alone.
 --
 DROP EXTENSION simhash CASCADE;
 CREATE EXTENSION simhash VERSION '1.0';
@@ -29,19 +31,192 @@ SELECT id FROM up_docs WHERE hamming_near(fp, simhash(text 'document number 17 o
 RESET enable_seqscan;
 DROP TABLE up_docs;
 
--- a fresh install of the current version has exactly the same objects
-CREATE TEMP TABLE updated_objects AS
-  SELECT pg_describe_object(classid, objid, objsubid) AS object
-    FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'simhash'
-   WHERE d.deptype = 'e';
+--
+-- simhash_catalog: the extension as the catalogs hold it, one row per
+-- (object, property, value).  The objects are the extension's members and
+-- what hangs on them (array types, the operators and support functions of
+-- operator families); the properties, every column of each object's catalog
+-- row, its dependencies, its comment and initial privileges.  OIDs differ
+-- between installations: each column holding one shows the name of what it
+-- points to instead (a column left raw that points into the extension would
+-- make the two paths differ, so the comparison cannot silently miss one).
+-- Node trees hold source positions: their deparsed forms are compared.  An
+-- object in a catalog that catalog_rows does not read shows in the summary
+-- below with fewer objects "with_columns" than "objects": add its catalog
+-- (and pg_aggregate, should the extension ever define an aggregate).
+--
+CREATE TEMP VIEW simhash_catalog AS
+WITH ext AS (
+  SELECT oid FROM pg_extension WHERE extname = 'simhash'
+), members AS (
+  SELECT d.classid, d.objid FROM pg_depend d, ext
+   WHERE d.refclassid = 'pg_extension'::regclass AND d.refobjid = ext.oid
+     AND d.deptype = 'e'
+), objects AS (
+  SELECT classid, objid FROM members
+  UNION
+  SELECT d.classid, d.objid FROM pg_depend d
+    JOIN members m ON d.refclassid = m.classid AND d.refobjid = m.objid
+   WHERE d.deptype IN ('a', 'i')
+  UNION
+  SELECT 'pg_extension'::regclass, oid FROM ext
+), catalog_rows AS (
+  SELECT 'pg_proc'::regclass AS classid, p.oid AS objid,
+         to_jsonb(p) - 'oid' - 'proargdefaults' || jsonb_build_object(
+           'pronamespace', p.pronamespace::regnamespace,
+           'proowner', p.proowner::regrole,
+           'prolang', (SELECT lanname FROM pg_language WHERE oid = p.prolang),
+           'provariadic', format_type(p.provariadic, NULL),
+           'prosupport', p.prosupport::oid::regprocedure,
+           'prorettype', format_type(p.prorettype, NULL),
+           'proargtypes', p.proargtypes::oid[]::regtype[],
+           'proallargtypes', p.proallargtypes::regtype[],
+           'protrftypes', p.protrftypes::regtype[],
+           'prosqlbody', pg_get_function_sqlbody(p.oid),
+           'arguments', pg_get_function_arguments(p.oid),
+           'result', pg_get_function_result(p.oid)) AS props
+    FROM pg_proc p
+  UNION ALL
+  SELECT 'pg_type'::regclass, t.oid,
+         to_jsonb(t) - 'oid' - 'typdefaultbin' || jsonb_build_object(
+           'typnamespace', t.typnamespace::regnamespace,
+           'typowner', t.typowner::regrole,
+           'typrelid', t.typrelid::regclass,
+           'typsubscript', t.typsubscript::oid::regprocedure,
+           'typelem', format_type(t.typelem, NULL),
+           'typarray', format_type(t.typarray, NULL),
+           'typinput', t.typinput::oid::regprocedure,
+           'typoutput', t.typoutput::oid::regprocedure,
+           'typreceive', t.typreceive::oid::regprocedure,
+           'typsend', t.typsend::oid::regprocedure,
+           'typmodin', t.typmodin::oid::regprocedure,
+           'typmodout', t.typmodout::oid::regprocedure,
+           'typanalyze', t.typanalyze::oid::regprocedure,
+           'typbasetype', format_type(t.typbasetype, NULL),
+           'typcollation', t.typcollation::regcollation)
+    FROM pg_type t
+  UNION ALL
+  SELECT 'pg_operator'::regclass, o.oid,
+         to_jsonb(o) - 'oid' || jsonb_build_object(
+           'oprnamespace', o.oprnamespace::regnamespace,
+           'oprowner', o.oprowner::regrole,
+           'oprleft', format_type(o.oprleft, NULL),
+           'oprright', format_type(o.oprright, NULL),
+           'oprresult', format_type(o.oprresult, NULL),
+           'oprcom', o.oprcom::regoperator,
+           'oprnegate', o.oprnegate::regoperator,
+           'oprcode', o.oprcode::oid::regprocedure,
+           'oprrest', o.oprrest::oid::regprocedure,
+           'oprjoin', o.oprjoin::oid::regprocedure)
+    FROM pg_operator o
+  UNION ALL
+  SELECT 'pg_cast'::regclass, c.oid,
+         to_jsonb(c) - 'oid' || jsonb_build_object(
+           'castsource', format_type(c.castsource, NULL),
+           'casttarget', format_type(c.casttarget, NULL),
+           'castfunc', c.castfunc::regprocedure)
+    FROM pg_cast c
+  UNION ALL
+  SELECT 'pg_opclass'::regclass, c.oid,
+         to_jsonb(c) - 'oid' || jsonb_build_object(
+           'opcmethod', (SELECT amname FROM pg_am WHERE oid = c.opcmethod),
+           'opcnamespace', c.opcnamespace::regnamespace,
+           'opcowner', c.opcowner::regrole,
+           'opcfamily', pg_describe_object('pg_opfamily'::regclass, c.opcfamily, 0),
+           'opcintype', format_type(c.opcintype, NULL),
+           'opckeytype', format_type(c.opckeytype, NULL))
+    FROM pg_opclass c
+  UNION ALL
+  SELECT 'pg_opfamily'::regclass, f.oid,
+         to_jsonb(f) - 'oid' || jsonb_build_object(
+           'opfmethod', (SELECT amname FROM pg_am WHERE oid = f.opfmethod),
+           'opfnamespace', f.opfnamespace::regnamespace,
+           'opfowner', f.opfowner::regrole)
+    FROM pg_opfamily f
+  UNION ALL
+  SELECT 'pg_amop'::regclass, a.oid,
+         to_jsonb(a) - 'oid' || jsonb_build_object(
+           'amopfamily', pg_describe_object('pg_opfamily'::regclass, a.amopfamily, 0),
+           'amoplefttype', format_type(a.amoplefttype, NULL),
+           'amoprighttype', format_type(a.amoprighttype, NULL),
+           'amopopr', a.amopopr::regoperator,
+           'amopmethod', (SELECT amname FROM pg_am WHERE oid = a.amopmethod),
+           'amopsortfamily', pg_describe_object('pg_opfamily'::regclass, a.amopsortfamily, 0))
+    FROM pg_amop a
+  UNION ALL
+  SELECT 'pg_amproc'::regclass, a.oid,
+         to_jsonb(a) - 'oid' || jsonb_build_object(
+           'amprocfamily', pg_describe_object('pg_opfamily'::regclass, a.amprocfamily, 0),
+           'amproclefttype', format_type(a.amproclefttype, NULL),
+           'amprocrighttype', format_type(a.amprocrighttype, NULL),
+           'amproc', a.amproc::oid::regprocedure)
+    FROM pg_amproc a
+  UNION ALL
+  SELECT 'pg_am'::regclass, a.oid,
+         to_jsonb(a) - 'oid' || jsonb_build_object(
+           'amhandler', a.amhandler::oid::regprocedure)
+    FROM pg_am a
+  UNION ALL
+  SELECT 'pg_extension'::regclass, x.oid,
+         to_jsonb(x) - 'oid' || jsonb_build_object(
+           'extowner', x.extowner::regrole,
+           'extnamespace', x.extnamespace::regnamespace,
+           'extconfig', x.extconfig::regclass[])
+    FROM pg_extension x
+)
+SELECT o.classid::regclass::text AS catalog,
+       pg_describe_object(o.classid, o.objid, 0) AS object,
+       prop.property, prop.value
+  FROM objects o
+  CROSS JOIN LATERAL (
+    SELECT 'extension member' AS property,
+           (o.classid, o.objid) IN (SELECT classid, objid FROM members)::text AS value
+    UNION ALL
+    SELECT 'column ' || c.key, c.value
+      FROM catalog_rows r, jsonb_each_text(r.props) c
+     WHERE r.classid = o.classid AND r.objid = o.objid
+    UNION ALL
+    SELECT 'depends on ' || pg_describe_object(d.refclassid, d.refobjid, d.refobjsubid),
+           string_agg(d.deptype::text, ',' ORDER BY d.deptype)
+      FROM pg_depend d
+     WHERE d.classid = o.classid AND d.objid = o.objid
+     GROUP BY d.refclassid, d.refobjid, d.refobjsubid
+    UNION ALL
+    SELECT 'comment' || CASE WHEN c.objsubid <> 0 THEN ' on ' || c.objsubid ELSE '' END,
+           c.description
+      FROM pg_description c
+     WHERE c.classoid = o.classid AND c.objoid = o.objid
+    UNION ALL
+    SELECT 'initial privileges' || CASE WHEN i.objsubid <> 0 THEN ' on ' || i.objsubid ELSE '' END,
+           i.privtype::text || ' ' || i.initprivs::text
+      FROM pg_init_privs i
+     WHERE i.classoid = o.classid AND i.objoid = o.objid
+  ) prop(property, value);
+
+-- the updated extension ...
+CREATE TEMP TABLE catalog_updated AS SELECT * FROM simhash_catalog;
+-- ... and a fresh install of the current version
 DROP EXTENSION simhash;
 CREATE EXTENSION simhash;
-SELECT count(*) AS objects,
-       count(*) FILTER (WHERE object NOT IN (SELECT object FROM updated_objects)) AS only_fresh
-  FROM (SELECT pg_describe_object(classid, objid, objsubid) AS object
-          FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'simhash'
-         WHERE d.deptype = 'e') s;
-SELECT count(*) AS only_updated FROM updated_objects
- WHERE object NOT IN (SELECT pg_describe_object(classid, objid, objsubid)
-                        FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'simhash'
-                       WHERE d.deptype = 'e');
+SELECT extversion FROM pg_extension WHERE extname = 'simhash';
+CREATE TEMP TABLE catalog_fresh AS SELECT * FROM simhash_catalog;
+
+-- what the comparison covers: every object has its catalog row, and no
+-- two objects share a description
+SELECT catalog, count(DISTINCT object) AS objects,
+       count(DISTINCT object) FILTER (WHERE property LIKE 'column %') AS with_columns,
+       count(*) FILTER (WHERE property = 'comment') AS comments
+  FROM catalog_fresh GROUP BY catalog ORDER BY catalog;
+SELECT count(*) AS duplicate_properties
+  FROM (SELECT object, property FROM catalog_fresh
+         GROUP BY object, property HAVING count(*) > 1) s;
+
+-- every difference between the two paths: expected none
+(SELECT 'only updated' AS path, * FROM catalog_updated
+ EXCEPT ALL
+ SELECT 'only updated', * FROM catalog_fresh)
+UNION ALL
+(SELECT 'only fresh', * FROM catalog_fresh
+ EXCEPT ALL
+ SELECT 'only fresh', * FROM catalog_updated)
+ORDER BY catalog, object, property, path;
