@@ -2,6 +2,7 @@
 #
 #   make && make install           build and install into the pg_config found
 #   make installcheck              pg_regress + isolation tests on a running server
+#   make prove_installcheck        TAP tests (test/t/*.pl) against the installed build
 #   bash test/run_all.sh           everything, on a throwaway cluster (see README)
 
 MODULE_big = simhash
@@ -63,3 +64,32 @@ BITCODE_CFLAGS += -DSIMHASH_NO_CPU_DISPATCH
 # PGXS does not track header dependencies: rebuild everything when a
 # private header changes (structs such as SimhashVoter live on callers' stacks).
 $(OBJS): $(wildcard $(srcdir)/src/*.h)
+
+# TAP tests (test/t/*.pl) against the installed build, like pgvector's
+# target of the same name.  Each test starts and stops clusters of its own
+# with the binaries of $(PG_CONFIG), put first on PATH; no server need be
+# running.  initdb refuses root, so run it as another user, who must be able
+# to write TAP_TESTDIR (default: this directory).  Its tmp_check/ gets the
+# clusters and, in log/, the logs (regress_log_<test>); each call empties it.
+#
+#   make prove_installcheck
+#   make prove_installcheck PROVE_TESTS=test/t/003_perm_crash.pl PROVE_FLAGS=-v
+#   runuser -u postgres -- make prove_installcheck TAP_TESTDIR=/tmp/simhash-tap
+#
+# PROVE_TESTS: the test files to run (default: all); PROVE_FLAGS: further
+# options for prove.  test/run_all.sh calls this once per test, as postgres.
+tap_testdir = $(abspath $(or $(TAP_TESTDIR),$(CURDIR)))
+
+.PHONY: prove_installcheck
+prove_installcheck:
+	@if [ "$$(id -u)" = 0 ]; then \
+	  echo "prove_installcheck: initdb refuses root; run as another user, e.g." \
+	    "runuser -u postgres -- make prove_installcheck TAP_TESTDIR=DIR" >&2; \
+	  exit 1; \
+	fi
+	rm -rf '$(tap_testdir)/tmp_check'
+	$(MKDIR_P) '$(tap_testdir)/tmp_check'
+	cd $(srcdir) && \
+	  TESTDIR='$(tap_testdir)' PATH="$(bindir):$$PATH" \
+	  PG_REGRESS='$(top_builddir)/src/test/regress/pg_regress' \
+	  $(PROVE) $(PG_PROVE_FLAGS) $(PROVE_FLAGS) $(or $(PROVE_TESTS),test/t/*.pl)

@@ -9,9 +9,10 @@
 # and isolation tests against it, checks the fingerprints against the
 # independent reference implementation, holds the quality evaluation to the
 # targets a run can check (test/quality/evaluate.py --check, about 2
-# minutes), then runs the TAP tests (which start
-# and stop their own clusters), and stops everything even on failure.  The
-# last line counts the suites; exit status 0 means every test passed.
+# minutes), then runs the TAP tests (make prove_installcheck, one test at a
+# time; they start and stop their own clusters), and stops everything even
+# on failure.  The last line counts the suites; exit status 0 means every
+# test passed.
 # .ci/run runs exactly this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -54,17 +55,17 @@ PGDATABASE=contrib_regression /usr/bin/python3 test/quality/evaluate.py --check 
 record "quality checks" $rc
 simhash_cluster_stop
 
-echo "== TAP tests"
-# PostgreSQL::Test::Cluster runs initdb, which refuses root: run the TAP
-# suite as the postgres user, with its scratch files in a private directory.
+echo "== TAP tests (make prove_installcheck, one test per call)"
+# The tests run initdb, which refuses root: as root, they run as the
+# postgres user, with their clusters and logs in a private directory that
+# user can write (the target empties it at the start of each call).
 tapdir=$(mktemp -d /tmp/simhash-tap.XXXXXX)
 chmod 755 "$tapdir"
 [ "$(id -u)" = 0 ] && chown postgres: "$tapdir"
-pgxs_src=$(dirname "$(dirname "$(pg_config --pgxs)")")
 for t in test/t/*.pl; do
 	rc=0
-	simhash_as_pg env PATH="$PATH" TESTDIR="$tapdir" PG_REGRESS="$pgxs_src/test/regress/pg_regress" \
-		prove -I "$pgxs_src/test/perl" "$t" || rc=$?
+	simhash_as_pg env PATH="$PATH" \
+		make -s prove_installcheck TAP_TESTDIR="$tapdir" PROVE_TESTS="$t" || rc=$?
 	if [ $rc -ne 0 ]; then
 		find "$tapdir" -name 'regress_log_*' | while read -r log; do
 			echo "---- $log (last 60 lines)"; tail -60 "$log"
