@@ -323,6 +323,7 @@ extern void PermProbeRange(Relation index, int table, uint64 lo, uint64 hi,
 						   PermMatchCallback callback, void *arg);
 
 /* permpage.c */
+extern const PermKey PermMinKey;
 extern void PermInitPage(Page page, uint16 flags, uint16 table, uint16 level);
 extern Buffer PermNewBuffer(Relation index, ForkNumber forknum);
 extern void PermReadInternalEntry(Page page, int i, PermKey *out,

@@ -30,9 +30,6 @@
 
 #include "perm.h"
 
-/* A key below every real key: the first downlink of a new root */
-static const PermKey perm_min_key = {0, {{0, 0}, 0}};
-
 /*
  * WAL for appends to leaves.
  *
@@ -255,7 +252,7 @@ make_new_root(Page newroot, BlockNumber rootblk, Page metapage, int table,
 	PermMetaPage meta = PermPageGetMeta(metapage);
 
 	PermInitPage(newroot, PERM_INTERNAL | PERM_ROOT, table, level + 1);
-	PermInternalAdd(newroot, &perm_min_key, left);
+	PermInternalAdd(newroot, &PermMinKey, left);
 	PermInternalAdd(newroot, sep, right);
 	meta->tables[table].root = rootblk;
 	meta->tables[table].root_level = level + 1;

@@ -25,6 +25,12 @@
 
 #include "perm.h"
 
+/*
+ * A key below every real key: the first downlink of a level's leftmost page
+ * stands for it.
+ */
+const PermKey PermMinKey = {0, {{0, 0}, 0}};
+
 /* Initialise a page of any kind */
 void
 PermInitPage(Page page, uint16 flags, uint16 table, uint16 level)

@@ -31,9 +31,6 @@
 
 PG_FUNCTION_INFO_V1(simhash_perm_info);
 
-/* A key below every real key: the first downlink of a leftmost page */
-static const PermKey perm_min_key = {0, {{0, 0}, 0}};
-
 /* Right-moves after which a leaf map is considered stale */
 #define LEAF_MAP_MAX_MOVES	2
 
@@ -95,7 +92,7 @@ build_leaf_map(Relation index, int table)
 		map->nleaves = 1;
 		map->lowkeys = MemoryContextAlloc(index->rd_indexcxt, sizeof(PermKey));
 		map->blocks = MemoryContextAlloc(index->rd_indexcxt, sizeof(BlockNumber));
-		map->lowkeys[0] = perm_min_key;
+		map->lowkeys[0] = PermMinKey;
 		map->blocks[0] = blkno;
 		return map;
 	}
@@ -140,7 +137,7 @@ build_leaf_map(Relation index, int table)
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 	}
 	if (map->nleaves > 0)
-		map->lowkeys[0] = perm_min_key;
+		map->lowkeys[0] = PermMinKey;
 	return map;
 }
 

@@ -10,6 +10,8 @@
 #   simhash_cluster_stop     stop it and delete it (also run on exit)
 #   simhash_as_pg CMD...     run CMD as the cluster's owner
 #   simhash_load_corpus TABLE  apt's package descriptions into TABLE
+#   simhash_bench_data ROWS  the index benchmarks' data: extension, table
+#                            fps of ROWS fingerprints + 1% planted, bench_q
 
 SIMHASH_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PG_BINDIR=/usr/lib/postgresql/15/bin
@@ -95,4 +97,30 @@ simhash_load_corpus() {
 	psql -q -v ON_ERROR_STOP=1 -c "CREATE TABLE $table (id serial PRIMARY KEY, package text, body text)"
 	python3 "$SIMHASH_ROOT/tools/corpus.py" --csv |
 		psql -q -v ON_ERROR_STOP=1 -c "\\copy $table (package, body) FROM STDIN WITH (FORMAT csv)"
+}
+
+# The index benchmarks' data, in the database psql reaches: CREATE EXTENSION,
+# table fps(id, fp bigint) with ROWS pseudo-random fingerprints (fixed seed)
+# plus 1% planted near-duplicates (copies of rows g * 97 with 1-3 bits
+# flipped), and bench_q(qid, fp): 500 originals of planted copies and 500
+# random fingerprints.  Ends with VACUUM ANALYZE fps.
+simhash_bench_data() {
+	local rows=$1
+	psql -X -q -v ON_ERROR_STOP=1 -f - <<-SQL
+		CREATE EXTENSION simhash;
+		-- a fixed-seed 64-bit generator: two 32-bit hashes of the row number
+		CREATE FUNCTION fp_of(g bigint) RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE
+		  AS \$\$ SELECT (hashint8(g)::bigint << 32) | (hashint8(-g - 1)::bigint & 4294967295) \$\$;
+		CREATE FUNCTION flip(fp bigint, seed bigint, n int) RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE
+		  AS \$\$ SELECT fp # (SELECT bit_or(1::bigint << ((hashint8(seed * 8 + i) & 63)::int))
+		                        FROM generate_series(1, n) i) \$\$;
+		CREATE TABLE fps (id bigint, fp bigint) WITH (autovacuum_enabled = off);
+		INSERT INTO fps SELECT g, fp_of(g) FROM generate_series(1, $rows) g;
+		INSERT INTO fps SELECT $rows + g, flip(fp_of(g * 97), g, 1 + (g % 3)::int)
+		  FROM generate_series(1, $rows / 100) g;
+		CREATE TABLE bench_q (qid int PRIMARY KEY, fp bigint);
+		INSERT INTO bench_q SELECT g, fp_of(g * 97) FROM generate_series(1, 500) g;
+		INSERT INTO bench_q SELECT 500 + g, fp_of(-g * 31 - 7) FROM generate_series(1, 500) g;
+		VACUUM ANALYZE fps;
+	SQL
 }

@@ -50,23 +50,7 @@ timed() {	# label, SQL: run and print elapsed seconds
 }
 
 echo "== data: $ROWS fingerprints + 1% planted near-duplicates"
-q -f - <<SQL
-CREATE EXTENSION simhash;
--- a fixed-seed 64-bit generator: two 32-bit hashes of the row number
-CREATE FUNCTION fp_of(g bigint) RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE
-  AS \$\$ SELECT (hashint8(g)::bigint << 32) | (hashint8(-g - 1)::bigint & 4294967295) \$\$;
-CREATE FUNCTION flip(fp bigint, seed bigint, n int) RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE
-  AS \$\$ SELECT fp # (SELECT bit_or(1::bigint << ((hashint8(seed * 8 + i) & 63)::int))
-                        FROM generate_series(1, n) i) \$\$;
-CREATE TABLE fps (id bigint, fp bigint) WITH (autovacuum_enabled = off);
-INSERT INTO fps SELECT g, fp_of(g) FROM generate_series(1, $ROWS) g;
-INSERT INTO fps SELECT $ROWS + g, flip(fp_of(g * 97), g, 1 + (g % 3)::int)
-  FROM generate_series(1, $ROWS / 100) g;
-CREATE TABLE bench_q (qid int PRIMARY KEY, fp bigint);
-INSERT INTO bench_q SELECT g, fp_of(g * 97) FROM generate_series(1, 500) g;
-INSERT INTO bench_q SELECT 500 + g, fp_of(-g * 31 - 7) FROM generate_series(1, 500) g;
-VACUUM ANALYZE fps;
-SQL
+simhash_bench_data "$ROWS"
 # tables for the other indexes are copies, so each index is measured alone
 for t in fps_diy3 fps_diy6 fps_btree; do
 	q -c "CREATE TABLE $t AS SELECT * FROM fps" -c "VACUUM ANALYZE $t"

@@ -45,23 +45,8 @@ trap 'simhash_cluster_stop; use popcnt; rm -rf "$WORK"' EXIT
 q() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
 
 echo "== data: $ROWS fingerprints + 1% planted near-duplicates (as perm_bench.sh)"
-q -f - <<SQL
-CREATE EXTENSION simhash;
-CREATE FUNCTION fp_of(g bigint) RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE
-  AS \$\$ SELECT (hashint8(g)::bigint << 32) | (hashint8(-g - 1)::bigint & 4294967295) \$\$;
-CREATE FUNCTION flip(fp bigint, seed bigint, n int) RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE
-  AS \$\$ SELECT fp # (SELECT bit_or(1::bigint << ((hashint8(seed * 8 + i) & 63)::int))
-                        FROM generate_series(1, n) i) \$\$;
-CREATE TABLE fps (id bigint, fp bigint) WITH (autovacuum_enabled = off);
-INSERT INTO fps SELECT g, fp_of(g) FROM generate_series(1, $ROWS) g;
-INSERT INTO fps SELECT $ROWS + g, flip(fp_of(g * 97), g, 1 + (g % 3)::int)
-  FROM generate_series(1, $ROWS / 100) g;
-CREATE TABLE bench_q (qid int PRIMARY KEY, fp bigint);
-INSERT INTO bench_q SELECT g, fp_of(g * 97) FROM generate_series(1, 500) g;
-INSERT INTO bench_q SELECT 500 + g, fp_of(-g * 31 - 7) FROM generate_series(1, 500) g;
-CREATE INDEX fps_perm ON fps USING simhash_perm (fp);
-VACUUM ANALYZE fps;
-SQL
+simhash_bench_data "$ROWS"
+q -c "CREATE INDEX fps_perm ON fps USING simhash_perm (fp)" -c "VACUUM ANALYZE fps"
 
 for k in 3 6; do
 	cat >"$WORK/perm$k.sql" <<-S
