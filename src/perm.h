@@ -61,6 +61,12 @@
 #define PERM_LEAF				(1 << 1)
 #define PERM_INTERNAL			(1 << 2)
 #define PERM_ROOT				(1 << 3)
+#define PERM_INCOMPLETE_SPLIT	(1 << 4)	/* right sibling lacks a downlink */
+#define PERM_TREE_FLAGS \
+	(PERM_LEAF | PERM_INTERNAL | PERM_ROOT | PERM_INCOMPLETE_SPLIT)
+
+/* Deepest tree a page may claim (a 64-table index of 2^40 rows has 5) */
+#define PERM_MAX_LEVEL			32
 
 /* Reloption limits and defaults */
 #define PERM_DEFAULT_MAX_DISTANCE	3
@@ -238,6 +244,7 @@ typedef struct PermLeafMap
 typedef struct PermState
 {
 	PermLayout	layout;
+	BlockNumber nblocks;		/* the relation has at least this many blocks */
 	BlockNumber root[PERM_MAX_TABLES];
 	int			root_level[PERM_MAX_TABLES];
 	PermPermutation *perm;		/* one per table */
@@ -324,6 +331,16 @@ extern void PermProbeRange(Relation index, int table, uint64 lo, uint64 hi,
 
 /* permpage.c */
 extern const PermKey PermMinKey;
+extern void PermReportCorruption(Relation index, BlockNumber blkno,
+								 const char *detail) pg_attribute_noreturn();
+extern void PermCheckPage(Relation index, Buffer buf, int table, int level);
+extern Buffer PermReadPage(Relation index, BlockNumber from, BlockNumber blkno,
+						   int lockmode, int table, int level);
+extern Buffer PermStepRight(Relation index, Buffer buf, int lockmode,
+							int64 *steps);
+extern void PermCountStep(Relation index, BlockNumber blkno, int64 *steps);
+extern void PermCheckMetaPage(Relation index, Page page);
+extern Buffer PermReadMetaPage(Relation index, int lockmode);
 extern void PermInitPage(Page page, uint16 flags, uint16 table, uint16 level);
 extern Buffer PermNewBuffer(Relation index, ForkNumber forknum);
 extern void PermReadInternalEntry(Page page, int i, PermKey *out,

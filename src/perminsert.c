@@ -294,8 +294,11 @@ split_and_add(Relation index, int table, Buffer buf, const PermKey *key,
 	if (was_root)
 	{
 		rootbuf = PermNewBuffer(index, MAIN_FORKNUM);
-		metabuf = ReadBuffer(index, PERM_METAPAGE_BLKNO);
-		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+		metabuf = PermReadMetaPage(index, BUFFER_LOCK_EXCLUSIVE);
+		if (PermPageGetMeta(BufferGetPage(metabuf))->tables[table].root !=
+			BufferGetBlockNumber(buf))
+			PermReportCorruption(index, BufferGetBlockNumber(buf),
+								 "The page is marked as its table's root, but the metapage names another.");
 	}
 
 	xlog = GenericXLogStart(index);

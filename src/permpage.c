@@ -12,6 +12,14 @@
  * downlink of a level's leftmost page stands for minus infinity.  The leaf
  * format is in permleaf.c.
  *
+ * No page is trusted: every page read from the relation is checked here
+ * (PermCheckPage, PermCheckMetaPage) before anything in it is followed or
+ * written back, and every link before it is read.  A violation is an
+ * ERRCODE_INDEX_CORRUPTED error that names the index and the block and
+ * asks for a REINDEX; walks along right-links count their steps against
+ * the relation's length, so a cycle is an error, not a hang.  README.perm,
+ * "Damaged indexes", lists what is checked.
+ *
  * IDENTIFICATION
  *	  src/permpage.c
  *
@@ -19,6 +27,7 @@
  */
 #include "postgres.h"
 
+#include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "utils/rel.h"
@@ -179,6 +188,271 @@ PermPageBeyondHighKey(Page page, const PermKey *key)
 	return PermCompareKeys(key, &hikey) >= 0;
 }
 
+/* The error for a damaged page: names the index and the block */
+void
+PermReportCorruption(Relation index, BlockNumber blkno, const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("index \"%s\" contains a corrupted page at block %u",
+					RelationGetRelationName(index), blkno),
+			 errdetail_internal("%s", detail),
+			 errhint("Please REINDEX it.")));
+}
+
+/*
+ * Check a page of a table's tree: header, identification, flags, table
+ * and level (table and level: -1 for any), entry counts against the page's
+ * capacity and pd_lower, the leaf entry format, and that the right-link
+ * does not point at the metapage or the page itself.
+ */
+void
+PermCheckPage(Relation index, Buffer buf, int table, int level)
+{
+	Page		page = BufferGetPage(buf);
+	BlockNumber blkno = BufferGetBlockNumber(buf);
+	PageHeader	hdr = (PageHeader) page;
+	PermPageOpaque opaque;
+	size_t		entries_off = PermPageEntries(page) - (char *) page;
+	size_t		esize;
+	int			ntables = PermGetState(index)->layout.ntables;
+
+	if (blkno == PERM_METAPAGE_BLKNO)
+		PermReportCorruption(index, blkno, "The metapage is reached as a page of a table.");
+	if (PageIsNew(page))
+		PermReportCorruption(index, blkno, "The page is all zeros.");
+	if (hdr->pd_special != BLCKSZ - MAXALIGN(sizeof(PermPageOpaqueData)) ||
+		hdr->pd_upper > hdr->pd_special || hdr->pd_lower < entries_off ||
+		hdr->pd_lower > hdr->pd_upper)
+		PermReportCorruption(index, blkno,
+							 psprintf("Page header: pd_lower %u, pd_upper %u, pd_special %u.",
+									  hdr->pd_lower, hdr->pd_upper, hdr->pd_special));
+	opaque = PermPageGetOpaque(page);
+	if (opaque->page_id != PERM_PAGE_ID)
+		PermReportCorruption(index, blkno,
+							 psprintf("Page identifier %04X, expected %04X.",
+									  opaque->page_id, PERM_PAGE_ID));
+	if ((opaque->flags & ~PERM_TREE_FLAGS) != 0 ||
+		((opaque->flags & PERM_LEAF) != 0) == ((opaque->flags & PERM_INTERNAL) != 0) ||
+		((opaque->flags & PERM_LEAF) != 0) != (opaque->level == 0) ||
+		opaque->level > PERM_MAX_LEVEL)
+		PermReportCorruption(index, blkno,
+							 psprintf("Flags %04X at level %u.",
+									  opaque->flags, opaque->level));
+	if (opaque->table >= ntables || (table >= 0 && opaque->table != table))
+		PermReportCorruption(index, blkno,
+							 psprintf("The page belongs to table %u, expected %d of %d.",
+									  opaque->table, table, ntables));
+	if (level >= 0 && opaque->level != level)
+		PermReportCorruption(index, blkno,
+							 psprintf("The page is at level %u, expected %d.",
+									  opaque->level, level));
+	if (opaque->level == 0)
+	{
+		if (opaque->key_bytes > 8 || opaque->block_bytes < 1 ||
+			opaque->block_bytes > 4 || opaque->off_bytes < 1 ||
+			opaque->off_bytes > 2)
+			PermReportCorruption(index, blkno,
+								 psprintf("Leaf entry format: %u key, %u block, %u offset bytes.",
+										  opaque->key_bytes, opaque->block_bytes,
+										  opaque->off_bytes));
+		esize = opaque->key_bytes + opaque->block_bytes + opaque->off_bytes;
+	}
+	else
+	{
+		if (opaque->nentries < 1 || opaque->nsorted != opaque->nentries)
+			PermReportCorruption(index, blkno,
+								 psprintf("Internal page with %u entries, %u sorted.",
+										  opaque->nentries, opaque->nsorted));
+		esize = PERM_INTERNAL_ENTRY_SIZE;
+	}
+	if (opaque->nsorted > opaque->nentries ||
+		(size_t) opaque->nentries * esize > PERM_PAGE_SPACE ||
+		hdr->pd_lower != entries_off + (size_t) opaque->nentries * esize)
+		PermReportCorruption(index, blkno,
+							 psprintf("%u entries of %zu bytes (%u sorted), pd_lower %u.",
+									  opaque->nentries, esize, opaque->nsorted,
+									  hdr->pd_lower));
+	if (opaque->rightlink == PERM_METAPAGE_BLKNO || opaque->rightlink == blkno)
+		PermReportCorruption(index, blkno,
+							 psprintf("The right-link points to block %u.",
+									  opaque->rightlink));
+}
+
+/*
+ * Check that a link from block `from` (InvalidBlockNumber: from the
+ * metapage or a leaf map) to blkno may be followed: not the metapage, not
+ * the page itself, inside the relation.
+ */
+static void
+check_link(Relation index, BlockNumber from, BlockNumber blkno)
+{
+	PermState  *state = PermGetState(index);
+
+	if (blkno == PERM_METAPAGE_BLKNO || blkno == InvalidBlockNumber ||
+		blkno == from)
+		PermReportCorruption(index, from == InvalidBlockNumber ?
+							 PERM_METAPAGE_BLKNO : from,
+							 psprintf("A link points to block %u.", blkno));
+	if (blkno >= state->nblocks)
+	{
+		/* the relation may have grown since we last looked */
+		state->nblocks = RelationGetNumberOfBlocks(index);
+		if (blkno >= state->nblocks)
+			PermReportCorruption(index, from == InvalidBlockNumber ?
+								 PERM_METAPAGE_BLKNO : from,
+								 psprintf("A link points to block %u, beyond the end of the index (%u blocks).",
+										  blkno, state->nblocks));
+	}
+}
+
+/*
+ * Read and lock the page at blkno, reached by a link from block `from`, and
+ * check it as a page of `table` at `level` (-1: any level).
+ */
+Buffer
+PermReadPage(Relation index, BlockNumber from, BlockNumber blkno,
+			 int lockmode, int table, int level)
+{
+	Buffer		buf;
+
+	check_link(index, from, blkno);
+	buf = ReadBuffer(index, blkno);
+	LockBuffer(buf, lockmode);
+	PermCheckPage(index, buf, table, level);
+	return buf;
+}
+
+/*
+ * Count one more page of a walk along a level.  A walk cannot visit more
+ * pages than the relation has; one that does is going round a cycle of
+ * right-links.
+ */
+void
+PermCountStep(Relation index, BlockNumber blkno, int64 *steps)
+{
+	PermState  *state = PermGetState(index);
+
+	if (++(*steps) > (int64) state->nblocks)
+	{
+		state->nblocks = RelationGetNumberOfBlocks(index);
+		if (*steps > (int64) state->nblocks)
+			PermReportCorruption(index, blkno,
+								 "Its level's right-links form a cycle.");
+	}
+}
+
+/*
+ * Release the page in buf and return its right sibling, locked in lockmode
+ * and checked: same table, same level, and for leaves a low key equal to
+ * the high key of the page it was reached from.  Counts the step; checks
+ * for interrupts between the two pages, holding no lock of its own.
+ */
+Buffer
+PermStepRight(Relation index, Buffer buf, int lockmode, int64 *steps)
+{
+	PermPageOpaque opaque = PermPageGetOpaque(BufferGetPage(buf));
+	BlockNumber from = BufferGetBlockNumber(buf);
+	BlockNumber next = opaque->rightlink;
+	uint64		hikey = opaque->hikey;
+	int			table = opaque->table;
+	int			level = opaque->level;
+
+	UnlockReleaseBuffer(buf);
+	PermCountStep(index, next, steps);
+	CHECK_FOR_INTERRUPTS();
+	buf = PermReadPage(index, from, next, lockmode, table, level);
+	if (level == 0 && PermPageGetOpaque(BufferGetPage(buf))->lokey != hikey)
+		PermReportCorruption(index, next,
+							 psprintf("Its low key %016llX is not the high key %016llX of block %u, whose right-link leads here.",
+									  (unsigned long long) PermPageGetOpaque(BufferGetPage(buf))->lokey,
+									  (unsigned long long) hikey, from));
+	return buf;
+}
+
+/*
+ * Check the metapage: identification, version, options in range, the
+ * table count that the options imply, every table's bit order a
+ * permutation and its root inside the relation.
+ */
+void
+PermCheckMetaPage(Relation index, Page page)
+{
+	PermMetaPage meta = PermPageGetMeta(page);
+	PermPageOpaque opaque = PermPageGetOpaque(page);
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	int			t,
+				i;
+
+	if (PageIsNew(page) || meta->magic != PERM_MAGIC ||
+		((PageHeader) page)->pd_special != BLCKSZ - MAXALIGN(sizeof(PermPageOpaqueData)) ||
+		opaque->page_id != PERM_PAGE_ID || opaque->flags != PERM_META)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" is not a simhash_perm index",
+						RelationGetRelationName(index)),
+				 errdetail("Its metapage (block 0) does not identify it as one."),
+				 errhint("Please REINDEX it.")));
+	if (meta->version != PERM_VERSION)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" has simhash_perm layout version %u, expected %u",
+						RelationGetRelationName(index), meta->version,
+						PERM_VERSION),
+				 errhint("REINDEX the index.")));
+	if (meta->max_distance > PERM_MAX_MAX_DISTANCE ||
+		meta->blocks <= meta->max_distance || meta->blocks > PERM_MAX_BLOCKS ||
+		meta->ntables < 1 ||
+		meta->ntables != PermCountTables(meta->blocks, meta->max_distance) ||
+		((PageHeader) page)->pd_lower !=
+		(char *) &meta->tables[meta->ntables] - (char *) page)
+		PermReportCorruption(index, PERM_METAPAGE_BLKNO,
+							 psprintf("max_distance %u, blocks %u, %u tables.",
+									  meta->max_distance, meta->blocks,
+									  meta->ntables));
+	for (i = 0; i < 64; i++)
+		if (meta->block_of_bit[i] >= meta->blocks)
+			PermReportCorruption(index, PERM_METAPAGE_BLKNO,
+								 psprintf("Bit %d is in block %u of %u.", i,
+										  meta->block_of_bit[i], meta->blocks));
+	for (t = 0; t < meta->ntables; t++)
+	{
+		PermTable  *tab = &meta->tables[t];
+		uint64		seen = 0;
+
+		for (i = 0; i < 64; i++)
+			if (tab->bits[i] < 64)
+				seen |= UINT64CONST(1) << tab->bits[i];
+		if (seen != PG_UINT64_MAX || tab->prefix_bits < 1 ||
+			tab->prefix_bits > 64)
+			PermReportCorruption(index, PERM_METAPAGE_BLKNO,
+								 psprintf("Table %d: its bit order is not a permutation, or its prefix has %u bits.",
+										  t, tab->prefix_bits));
+		if (tab->root == PERM_METAPAGE_BLKNO || tab->root >= nblocks ||
+			tab->root_level > PERM_MAX_LEVEL)
+			PermReportCorruption(index, PERM_METAPAGE_BLKNO,
+								 psprintf("Table %d: root block %u at level %u (the index has %u blocks).",
+										  t, tab->root, tab->root_level, nblocks));
+	}
+}
+
+/* Read, lock and check the metapage */
+Buffer
+PermReadMetaPage(Relation index, int lockmode)
+{
+	Buffer		buf;
+
+	if (RelationGetNumberOfBlocks(index) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" is empty", RelationGetRelationName(index)),
+				 errhint("Please REINDEX it.")));
+	buf = ReadBuffer(index, PERM_METAPAGE_BLKNO);
+	LockBuffer(buf, lockmode);
+	PermCheckMetaPage(index, BufferGetPage(buf));
+	return buf;
+}
+
 /*
  * A root of a table to descend from, and its level: the cached one if it
  * reaches target_level, else the current one from the metapage.
@@ -196,9 +470,12 @@ PermGetRoot(Relation index, int table, int target_level, int *level)
 	if (state->root_level[table] < target_level ||
 		state->root[table] == InvalidBlockNumber)
 	{
-		buf = ReadBuffer(index, PERM_METAPAGE_BLKNO);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		buf = PermReadMetaPage(index, BUFFER_LOCK_SHARE);
 		meta = PermPageGetMeta(BufferGetPage(buf));
+		if (meta->ntables != state->layout.ntables)
+			PermReportCorruption(index, PERM_METAPAGE_BLKNO,
+								 psprintf("It now lists %u tables, %d before.",
+										  meta->ntables, state->layout.ntables));
 		state->root[table] = meta->tables[table].root;
 		state->root_level[table] = meta->tables[table].root_level;
 		UnlockReleaseBuffer(buf);
@@ -211,11 +488,9 @@ PermGetRoot(Relation index, int table, int target_level, int *level)
 void
 PermMetaSnapshot(Relation index, PermTable *tables, int *ntables)
 {
-	Buffer		buf = ReadBuffer(index, PERM_METAPAGE_BLKNO);
-	PermMetaPage meta;
+	Buffer		buf = PermReadMetaPage(index, BUFFER_LOCK_SHARE);
+	PermMetaPage meta = PermPageGetMeta(BufferGetPage(buf));
 
-	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	meta = PermPageGetMeta(BufferGetPage(buf));
 	*ntables = meta->ntables;
 	memcpy(tables, meta->tables, meta->ntables * sizeof(PermTable));
 	UnlockReleaseBuffer(buf);

@@ -40,16 +40,17 @@ leftmost_page(Relation index, int table, int target_level)
 {
 	int			level;
 	BlockNumber blkno = PermGetRoot(index, table, target_level, &level);
+	BlockNumber from = InvalidBlockNumber;
 	Buffer		buf;
 
 	for (;;)
 	{
 		PermKey		k;
 
-		buf = ReadBuffer(index, blkno);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		buf = PermReadPage(index, from, blkno, BUFFER_LOCK_SHARE, table, level);
 		if (level == target_level)
 			return buf;
+		from = blkno;
 		PermReadInternalEntry(BufferGetPage(buf), 0, &k, &blkno);
 		UnlockReleaseBuffer(buf);
 		level--;
@@ -81,6 +82,7 @@ build_leaf_map(Relation index, int table)
 	BlockNumber blkno;
 	Buffer		buf;
 	int			cap = 1024;
+	int64		steps = 0;
 
 	map = MemoryContextAllocZero(index->rd_indexcxt, sizeof(PermLeafMap));
 
@@ -104,7 +106,6 @@ build_leaf_map(Relation index, int table)
 	{
 		Page		page = BufferGetPage(buf);
 		PermPageOpaque opaque = PermPageGetOpaque(page);
-		BlockNumber next = opaque->rightlink;
 		int			i;
 
 		if (map->nleaves + opaque->nentries > PERM_LEAF_MAP_MAX)
@@ -130,12 +131,11 @@ build_leaf_map(Relation index, int table)
 								  &map->blocks[map->nleaves]);
 			map->nleaves++;
 		}
-		UnlockReleaseBuffer(buf);
-		if (next == InvalidBlockNumber)
+		if (PermPageIsRightmost(page))
 			break;
-		buf = ReadBuffer(index, next);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		buf = PermStepRight(index, buf, BUFFER_LOCK_SHARE, &steps);
 	}
+	UnlockReleaseBuffer(buf);
 	if (map->nleaves > 0)
 		map->lowkeys[0] = PermMinKey;
 	return map;
@@ -171,17 +171,10 @@ leaf_map_lookup(PermLeafMap *map, const PermKey *key)
  */
 static Buffer
 move_right(Relation index, Buffer buf, const PermKey *key, int lockmode,
-		   int *moves)
+		   int64 *moves)
 {
 	while (PermPageBeyondHighKey(BufferGetPage(buf), key))
-	{
-		BlockNumber next = PermPageGetOpaque(BufferGetPage(buf))->rightlink;
-
-		UnlockReleaseBuffer(buf);
-		buf = ReadBuffer(index, next);
-		LockBuffer(buf, lockmode);
-		(*moves)++;
-	}
+		buf = PermStepRight(index, buf, lockmode, moves);
 	return buf;
 }
 
@@ -196,7 +189,7 @@ descend_by_map(Relation index, int table, const PermKey *key, int lockmode)
 	PermState  *state = PermGetState(index);
 	PermLeafMap *map = state->leafmap[table];
 	Buffer		buf;
-	int			moves = 0;
+	int64		moves = 0;
 
 	if (map == NULL || map->stale)
 	{
@@ -207,8 +200,8 @@ descend_by_map(Relation index, int table, const PermKey *key, int lockmode)
 	if (map->nleaves == 0)
 		return InvalidBuffer;
 
-	buf = ReadBuffer(index, leaf_map_lookup(map, key));
-	LockBuffer(buf, lockmode);
+	buf = PermReadPage(index, InvalidBlockNumber, leaf_map_lookup(map, key),
+					   lockmode, table, 0);
 	buf = move_right(index, buf, key, lockmode, &moves);
 	if (moves > LEAF_MAP_MAX_MOVES)
 		map->stale = true;
@@ -250,8 +243,9 @@ PermDescend(Relation index, int table, const PermKey *key, int target_level,
 {
 	int			level;
 	BlockNumber blkno;
+	BlockNumber from = InvalidBlockNumber;
 	Buffer		buf;
-	int			moves = 0;
+	int64		moves = 0;
 
 	if (target_level == 0)
 	{
@@ -269,13 +263,13 @@ PermDescend(Relation index, int table, const PermKey *key, int target_level,
 		int			mode = (level == target_level) ? lockmode : BUFFER_LOCK_SHARE;
 		Page		page;
 
-		buf = ReadBuffer(index, blkno);
-		LockBuffer(buf, mode);
+		/* each level one below the last: the loop ends at target_level */
+		buf = PermReadPage(index, from, blkno, mode, table, level);
 		buf = move_right(index, buf, key, mode, &moves);
-		page = BufferGetPage(buf);
-		level = PermPageGetOpaque(page)->level;
 		if (level == target_level)
 			return buf;
+		page = BufferGetPage(buf);
+		from = BufferGetBlockNumber(buf);
 		blkno = choose_child(page, key);
 		UnlockReleaseBuffer(buf);
 		level--;
@@ -371,6 +365,7 @@ PermProbeRange(Relation index, int table, uint64 lo, uint64 hi,
 {
 	PermKey		search;
 	Buffer		buf;
+	int64		steps = 0;
 
 	search.key = lo;
 	ItemPointerSet(&search.tid, 0, 0);
@@ -381,14 +376,20 @@ PermProbeRange(Relation index, int table, uint64 lo, uint64 hi,
 		Page		page = BufferGetPage(buf);
 		PermPageOpaque opaque = PermPageGetOpaque(page);
 		LeafProbe	probe;
-		BlockNumber next;
 
 		probe_leaf(page, &search, lo, hi, query_key, max_distance,
 				   callback, arg, &probe);
 
 		if (probe.skip && probe.last_key < hi)
 		{
+			BlockNumber blkno = BufferGetBlockNumber(buf);
+
+			/* the run's key lies ahead of the search, or the page lies */
+			if (probe.last_key < search.key)
+				PermReportCorruption(index, blkno,
+									 "Its entries are not in key order.");
 			UnlockReleaseBuffer(buf);
+			PermCountStep(index, blkno, &steps);
 			CHECK_FOR_INTERRUPTS();
 			search.key = probe.last_key + 1;
 			ItemPointerSet(&search.tid, 0, 0);
@@ -400,13 +401,9 @@ PermProbeRange(Relation index, int table, uint64 lo, uint64 hi,
 			break;
 
 		/* move right */
-		next = opaque->rightlink;
 		search.key = opaque->hikey;
 		search.tid = opaque->hikey_tid;
-		UnlockReleaseBuffer(buf);
-		CHECK_FOR_INTERRUPTS();
-		buf = ReadBuffer(index, next);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		buf = PermStepRight(index, buf, BUFFER_LOCK_SHARE, &steps);
 	}
 	UnlockReleaseBuffer(buf);
 }
@@ -434,19 +431,18 @@ table_stats(Relation index, int table, int prefix_bits, PermTableStats *st)
 	int			shift = 64 - prefix_bits;
 	PermKey    *entries = palloc(PERM_LEAF_MAX_ENTRIES * sizeof(PermKey));
 	Buffer		buf;
+	int64		steps = 0;
 
 	memset(st, 0, sizeof(*st));
 	buf = leftmost_page(index, table, 0);
 	for (;;)
 	{
 		Page		page = BufferGetPage(buf);
-		BlockNumber next = PermPageGetOpaque(page)->rightlink;
 		int			i,
 					n;
 
 		st->leaf_pages++;
 		n = PermLeafSortedEntries(page, entries);
-		UnlockReleaseBuffer(buf);
 		for (i = 0; i < n; i++)
 		{
 			uint64		b = shift >= 64 ? 0 : entries[i].key >> shift;
@@ -462,12 +458,11 @@ table_stats(Relation index, int table, int prefix_bits, PermTableStats *st)
 			st->largest_bucket = Max(st->largest_bucket, run);
 			st->entries++;
 		}
-		if (next == InvalidBlockNumber)
+		if (PermPageIsRightmost(page))
 			break;
-		CHECK_FOR_INTERRUPTS();
-		buf = ReadBuffer(index, next);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		buf = PermStepRight(index, buf, BUFFER_LOCK_SHARE, &steps);
 	}
+	UnlockReleaseBuffer(buf);
 	pfree(entries);
 }
 

@@ -33,24 +33,12 @@ PermGetState(Relation index)
 	if (state != NULL)
 		return state;
 
-	buf = ReadBuffer(index, PERM_METAPAGE_BLKNO);
-	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	buf = PermReadMetaPage(index, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
 	meta = PermPageGetMeta(page);
-	if (meta->magic != PERM_MAGIC)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" is not a simhash_perm index",
-						RelationGetRelationName(index))));
-	if (meta->version != PERM_VERSION)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" has simhash_perm layout version %u, expected %u",
-						RelationGetRelationName(index), meta->version,
-						PERM_VERSION),
-				 errhint("REINDEX the index.")));
 
 	state = MemoryContextAllocZero(index->rd_indexcxt, sizeof(PermState));
+	state->nblocks = RelationGetNumberOfBlocks(index);
 	state->layout.max_distance = meta->max_distance;
 	state->layout.blocks = meta->blocks;
 	state->layout.ntables = meta->ntables;

@@ -112,7 +112,19 @@ vacuum_scan(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 									 info->strategy);
 			LockBuffer(buf, callback ? BUFFER_LOCK_EXCLUSIVE : BUFFER_LOCK_SHARE);
 			page = BufferGetPage(buf);
-			if (!PageIsNew(page) && PermPageIsLeaf(page))
+
+			/*
+			 * A page added by a split that never got initialised (a crash
+			 * between extending the relation and the split's WAL record) is
+			 * new; any other page must be a sound page of a table.
+			 */
+			if (PageIsNew(page))
+			{
+				UnlockReleaseBuffer(buf);
+				continue;
+			}
+			PermCheckPage(index, buf, -1, -1);
+			if (PermPageIsLeaf(page))
 			{
 				if (callback)
 					vacuum_leaf(index, buf, callback, callback_state, stats);
