@@ -47,6 +47,17 @@ CREATE INDEX t_bad ON t USING simhash_perm (fp) WITH (max_distance = 8, blocks =
 CREATE INDEX t_bad ON t USING simhash_perm (fp) WITH (max_distance = 13);
 CREATE INDEX t_bad ON t USING simhash_perm (fp) WITH (blocks = 17);
 CREATE INDEX t_bad ON t USING simhash_perm (fp) WITH (tables = 4);
+-- ALTER INDEX ... SET applies the same rules as CREATE INDEX
+ALTER INDEX t_k3b5 SET (blocks = 2);
+ALTER INDEX t_k3b5 SET (blocks = 3);
+ALTER INDEX t_k0 SET (max_distance = 9);
+ALTER INDEX t_k6 RESET (max_distance);
+ALTER INDEX t_k3b5 SET (blocks = 6);
+SELECT reloptions FROM pg_class WHERE relname = 't_k3b5';
+-- the layout is the one built; the new options take effect at REINDEX
+SELECT count(*) AS tables FROM simhash_perm_info('t_k3b5');
+REINDEX INDEX t_k3b5;
+SELECT count(*) AS tables FROM simhash_perm_info('t_k3b5');
 DROP INDEX t_k3b5, t_k0, t_k6;
 -- the largest radius: C(9, 8) = 9 tables, although C(9, 4) = 126 > 64
 CREATE INDEX t_k8 ON t USING simhash_perm (fp) WITH (max_distance = 8);

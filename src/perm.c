@@ -46,9 +46,21 @@ permoptions(Datum reloptions, bool validate)
 		{"max_distance", RELOPT_TYPE_INT, offsetof(PermOptions, max_distance)},
 		{"blocks", RELOPT_TYPE_INT, offsetof(PermOptions, blocks)},
 	};
+	PermOptions *opts;
 
-	return (bytea *) build_reloptions(reloptions, validate, perm_relopt_kind,
-									  sizeof(PermOptions), tab, lengthof(tab));
+	opts = (PermOptions *) build_reloptions(reloptions, validate,
+											perm_relopt_kind,
+											sizeof(PermOptions), tab,
+											lengthof(tab));
+
+	/*
+	 * The pair must make a layout, whether given to CREATE INDEX or to
+	 * ALTER INDEX ... SET (which would otherwise be accepted and break the
+	 * next REINDEX, and a restore of a dump).
+	 */
+	if (validate && opts != NULL)
+		PermCheckLayoutOptions(opts->max_distance, opts->blocks);
+	return (bytea *) opts;
 }
 
 /* Names of our CREATE INDEX sub-phases, for pg_stat_progress_create_index */

@@ -376,6 +376,7 @@ extern int	PermCompareKeysQsort(const void *a, const void *b);
 
 /* permlayout.c */
 extern int	PermCountTables(int blocks, int max_distance);
+extern void PermCheckLayoutOptions(int max_distance, int blocks);
 extern void PermLayoutOptions(Relation index, int *max_distance, int *blocks);
 extern void PermChooseLayout(int max_distance, int blocks,
 							 const double *bit_ones, PermLayout *layout);

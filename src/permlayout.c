@@ -48,6 +48,30 @@ PermCountTables(int blocks, int max_distance)
 	return (int) c;
 }
 
+/*
+ * Check a pair of layout options: CREATE INDEX and ALTER INDEX ... SET
+ * (through permoptions) and the build all apply the same rule.  blocks = 0
+ * stands for max_distance + 1.
+ */
+void
+PermCheckLayoutOptions(int max_distance, int blocks)
+{
+	int			b = blocks > 0 ? blocks : max_distance + 1;
+
+	if (b <= max_distance)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("blocks = %d must be greater than max_distance = %d",
+						b, max_distance),
+				 errdetail("Two fingerprints within distance max_distance must agree on at least one whole block.")));
+	if (PermCountTables(b, max_distance) < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("blocks = %d and max_distance = %d need more than %d tables",
+						b, max_distance, PERM_MAX_TABLES),
+				 errhint("The index keeps C(blocks, max_distance) tables; use fewer blocks.")));
+}
+
 /* The layout options of an index (its reloptions), checked */
 void
 PermLayoutOptions(Relation index, int *max_distance, int *blocks)
@@ -56,17 +80,7 @@ PermLayoutOptions(Relation index, int *max_distance, int *blocks)
 	int			k = opts ? opts->max_distance : PERM_DEFAULT_MAX_DISTANCE;
 	int			b = (opts && opts->blocks > 0) ? opts->blocks : k + 1;
 
-	if (b <= k)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("blocks = %d must be greater than max_distance = %d", b, k),
-				 errdetail("Two fingerprints within distance max_distance must agree on at least one whole block.")));
-	if (PermCountTables(b, k) < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("blocks = %d and max_distance = %d need more than %d tables",
-						b, k, PERM_MAX_TABLES),
-				 errhint("The index keeps C(blocks, max_distance) tables; use fewer blocks.")));
+	PermCheckLayoutOptions(k, b);
 	*max_distance = k;
 	*blocks = b;
 }

@@ -1,5 +1,7 @@
 # Fingerprints survive pg_dump and restore into another cluster, in text and
 # custom formats, and the restored values and btree index answer the same.
+# simhash_perm indexes come back too, with options altered after their build
+# (ALTER INDEX ... SET), and answer as a sequential scan does.
 use strict;
 use warnings FATAL => 'all';
 use PostgreSQL::Test::Cluster;
@@ -19,6 +21,10 @@ $src->safe_psql('postgres', q{
 	UPDATE docs SET fp = simhash(body), fp_big = simhash(body)::bigint;
 	INSERT INTO docs VALUES (0, NULL, NULL, NULL);
 	CREATE INDEX docs_fp ON docs (fp);
+	CREATE INDEX docs_perm ON docs USING simhash_perm (fp) WITH (max_distance = 3);
+	ALTER INDEX docs_perm SET (blocks = 5);
+	CREATE INDEX docs_perm_big ON docs USING simhash_perm (fp_big) WITH (max_distance = 2, blocks = 4);
+	ALTER INDEX docs_perm_big RESET (blocks);
 });
 my $summary_sql = q{
 	SELECT count(*), count(fp), md5(string_agg(id || ':' || coalesce(fp::text, '-'), ',' ORDER BY id)),
@@ -58,6 +64,21 @@ for my $format ('p', 'c')
 			"SET enable_seqscan = off; SET enable_bitmapscan = off; SELECT count(*) FROM docs WHERE fp = '$probe'"),
 		$dst->safe_psql($db, "SET enable_indexscan = off; SET enable_bitmapscan = off; SELECT count(*) FROM docs WHERE fp = '$probe'"),
 		"format $format: btree index agrees with a sequential scan");
+	# the simhash_perm indexes are restored with their altered options,
+	# built with them, and answer as a sequential scan does
+	is( $dst->safe_psql($db,
+			"SELECT string_agg(relname || ' ' || array_to_string(reloptions, ','), '; ' ORDER BY relname)
+			   FROM pg_class WHERE relname LIKE 'docs_perm%'"),
+		'docs_perm max_distance=3,blocks=5; docs_perm_big max_distance=2',
+		"format $format: simhash_perm indexes restored with their altered options");
+	is( $dst->safe_psql($db,
+			"SELECT count(*), min(prefix_bits) FROM simhash_perm_info('docs_perm')"),
+		'10|25', "format $format: docs_perm rebuilt with blocks = 5: 10 tables");
+	my $near_sql = "SELECT string_agg(id::text, ',' ORDER BY id) FROM docs
+		 WHERE hamming_near(fp, '$probe', 6) AND hamming_near(fp_big, '$probe'::simhash::bigint, 6)";
+	is( $dst->safe_psql($db, "SET enable_seqscan = off; $near_sql"),
+		$dst->safe_psql($db, "SET enable_indexscan = off; SET enable_bitmapscan = off; $near_sql"),
+		"format $format: restored simhash_perm indexes agree with a sequential scan");
 }
 
 $src->stop;
