@@ -25,6 +25,7 @@ OBJS = \
 	src/permsearch.o \
 	src/permpage.o \
 	src/permleaf.o \
+	src/permcheck.o \
 	src/permutils.o \
 	src/permlayout.o
 
@@ -32,9 +33,10 @@ EXTENSION = simhash
 # Install and upgrade scripts beside the control file, as in contrib.  A
 # released script never changes: a new version adds simhash--X.sql for fresh
 # installs and simhash--PREV--X.sql for updates (test "upgrade" compares them).
-DATA = simhash--1.0.sql simhash--1.0--1.1.sql simhash--1.1.sql
+DATA = simhash--1.0.sql simhash--1.0--1.1.sql simhash--1.1.sql \
+	simhash--1.1--1.2.sql simhash--1.2.sql
 
-REGRESS = type hamming fingerprint fingerprint_golden verification perm_build perm_scan perm_growth upgrade
+REGRESS = type hamming fingerprint fingerprint_golden verification perm_build perm_scan perm_growth perm_check upgrade
 REGRESS_OPTS = --load-extension=simhash
 
 # isolation tests: test/specs/*.spec, expected output in test/expected/

@@ -12,6 +12,7 @@
 #include "postgres.h"
 
 #include "access/reloptions.h"
+#include "utils/guc.h"
 #include "commands/progress.h"
 #include "commands/vacuum.h"
 #include "fmgr.h"
@@ -36,6 +37,21 @@ PermInit(void)
 	add_int_reloption(perm_relopt_kind, "blocks",
 					  "Number of blocks the 64 bits are split into (0: max_distance + 1)",
 					  0, 0, PERM_MAX_BLOCKS, AccessExclusiveLock);
+
+	/*
+	 * For tests only: an insert that splits a page stops with an error
+	 * between the split and its downlink, leaving the split incomplete as a
+	 * crash there would (README.perm, "WAL and crashes").
+	 */
+	DefineCustomBoolVariable("simhash.fail_after_split",
+							 "Stops inserts between a page split and its downlink (for tests).",
+							 NULL,
+							 &perm_fail_after_split,
+							 false,
+							 PGC_SUSET,
+							 GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
+	MarkGUCPrefixReserved("simhash");
 }
 
 /* Parse and validate WITH (...) */

@@ -18,6 +18,7 @@
  *	permvacuum.c	ambulkdelete, amvacuumcleanup
  *	permcost.c		amcostestimate
  *	permvalidate.c	amvalidate
+ *	permcheck.c		simhash_perm_check(): proves an index sound, as amcheck does
  *	permsearch.c	descending a table, leaf maps, probing a prefix range,
  *					and simhash_perm_info(), which walks the leaves
  *	permpage.c		pages: initialisation, new pages, internal pages, the
@@ -38,6 +39,7 @@
 #include "access/generic_xlog.h"
 #include "access/itup.h"
 #include "storage/bufmgr.h"
+#include "storage/lockdefs.h"
 #include "utils/relcache.h"
 
 /*
@@ -292,6 +294,7 @@ extern IndexBuildResult *permbuild(Relation heap, Relation index,
 extern void permbuildempty(Relation index);
 
 /* perminsert.c */
+extern bool perm_fail_after_split;
 extern bool perminsert(Relation index, Datum *values, bool *isnull,
 					   ItemPointer ht_ctid, Relation heapRel,
 					   IndexUniqueCheck checkUnique, bool indexUnchanged,
@@ -373,6 +376,8 @@ extern int	PermLeafRemove(Page page, bool (*dead) (ItemPointer tid, void *arg),
 /* permutils.c */
 extern PermState *PermGetState(Relation index);
 extern int	PermCompareKeysQsort(const void *a, const void *b);
+extern Relation PermOpenIndexForInspection(Oid indexoid, LOCKMODE lockmode,
+										   Relation *heap);
 
 /* permlayout.c */
 extern int	PermCountTables(int blocks, int max_distance);

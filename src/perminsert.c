@@ -30,6 +30,9 @@
 
 #include "perm.h"
 
+/* simhash.fail_after_split: for tests of incomplete splits (perm.c) */
+bool		perm_fail_after_split = false;
+
 /*
  * WAL for appends to leaves.
  *
@@ -208,15 +211,18 @@ split_fill(const PermSplit *split, Page page, int from, int to)
  * page (rpage, block rblkno): the right one takes entries [nleft, n), the old
  * page's right-link and high key; the left one keeps [0, nleft) and ends at
  * sep.  Each half is written in the format its narrower range allows.
+ * Unless a new root is made above the two, the left page is marked
+ * PERM_INCOMPLETE_SPLIT until its new sibling's downlink is in the parent.
  */
 static void
 split_pages(const PermSplit *split, int nleft, const PermKey *sep, Page lpage,
-			Page rpage, BlockNumber rblkno, int table, int level)
+			Page rpage, BlockNumber rblkno, int table, int level, bool was_root)
 {
 	PermPageOpaque lopaque = PermPageGetOpaque(lpage);
 	PermPageOpaque ropaque;
 
-	PermInitPage(rpage, lopaque->flags & ~PERM_ROOT, table, level);
+	PermInitPage(rpage, lopaque->flags & ~(PERM_ROOT | PERM_INCOMPLETE_SPLIT),
+				 table, level);
 	ropaque = PermPageGetOpaque(rpage);
 	ropaque->rightlink = lopaque->rightlink;
 	ropaque->hikey = lopaque->hikey;
@@ -227,6 +233,8 @@ split_pages(const PermSplit *split, int nleft, const PermKey *sep, Page lpage,
 	lopaque->hikey = sep->key;
 	lopaque->hikey_tid = sep->tid;
 	lopaque->flags &= ~PERM_ROOT;
+	if (!was_root)
+		lopaque->flags |= PERM_INCOMPLETE_SPLIT;
 
 	split_fill(split, rpage, nleft, split->n);
 	split_fill(split, lpage, 0, nleft);
@@ -258,8 +266,9 @@ make_new_root(Page newroot, BlockNumber rootblk, Page metapage, int table,
 	meta->tables[table].root_level = level + 1;
 }
 
-static void insert_downlink(Relation index, int table, int level,
-							const PermKey *sep, BlockNumber child);
+static void complete_split(Relation index, int table, Buffer buf,
+						   const PermKey *sep, BlockNumber rblkno,
+						   bool maybe_done);
 
 /*
  * Split the full, exclusively locked page in buf while adding key (and,
@@ -304,7 +313,8 @@ split_and_add(Relation index, int table, Buffer buf, const PermKey *key,
 	xlog = GenericXLogStart(index);
 	lpage = GenericXLogRegisterBuffer(xlog, buf, 0);
 	rpage = GenericXLogRegisterBuffer(xlog, rbuf, GENERIC_XLOG_FULL_IMAGE);
-	split_pages(&split, nleft, &sep, lpage, rpage, rblkno, table, level);
+	split_pages(&split, nleft, &sep, lpage, rpage, rblkno, table, level,
+				was_root);
 
 	if (was_root)
 	{
@@ -321,13 +331,27 @@ split_and_add(Relation index, int table, Buffer buf, const PermKey *key,
 	{
 		UnlockReleaseBuffer(metabuf);
 		UnlockReleaseBuffer(rootbuf);
+		UnlockReleaseBuffer(rbuf);
+		UnlockReleaseBuffer(buf);
+		split_free(&split);
+		return;
 	}
 	UnlockReleaseBuffer(rbuf);
-	UnlockReleaseBuffer(buf);
 	split_free(&split);
 
-	if (!was_root)
-		insert_downlink(index, table, level + 1, &sep, rblkno);
+	if (perm_fail_after_split)
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("simhash_perm: stopping between a page split and its downlink"),
+				 errdetail("simhash.fail_after_split is on, which leaves block %u's split incomplete, as a crash at this point would.",
+						   BufferGetBlockNumber(buf))));
+
+	/*
+	 * The left page stays locked while the downlink goes in, so no one else
+	 * can split it meanwhile (the flag then still describes this split).
+	 */
+	complete_split(index, table, buf, &sep, rblkno, false);
+	UnlockReleaseBuffer(buf);
 }
 
 /* Add a downlink to the locked internal page in buf, splitting if full */
@@ -348,21 +372,77 @@ add_to_internal(Relation index, int table, Buffer buf, const PermKey *key,
 	UnlockReleaseBuffer(buf);
 }
 
-/* Insert the downlink (sep, child) into the page at level that owns sep */
-static void
-insert_downlink(Relation index, int table, int level, const PermKey *sep,
-				BlockNumber child)
+/* Does the internal page hold a downlink to child? */
+static bool
+has_downlink(Page page, BlockNumber child)
 {
-	Buffer		buf = PermDescend(index, table, sep, level, BUFFER_LOCK_EXCLUSIVE);
+	int			n = PermPageGetOpaque(page)->nentries;
+	int			i;
 
-	add_to_internal(index, table, buf, sep, child);
+	for (i = 0; i < n; i++)
+	{
+		PermKey		k;
+		BlockNumber c;
+
+		PermReadInternalEntry(page, i, &k, &c);
+		if (c == child)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Descend to the page at level that owns key, exclusively locked, having
+ * finished its own incomplete split first if it has one.
+ */
+static Buffer
+descend_for_insert(Relation index, int table, const PermKey *key, int level)
+{
+	Buffer		buf = PermDescend(index, table, key, level, BUFFER_LOCK_EXCLUSIVE);
+	PermPageOpaque opaque = PermPageGetOpaque(BufferGetPage(buf));
+
+	if (opaque->flags & PERM_INCOMPLETE_SPLIT)
+	{
+		PermKey		sep;
+
+		sep.key = opaque->hikey;
+		sep.tid = opaque->hikey_tid;
+		complete_split(index, table, buf, &sep, opaque->rightlink, true);
+	}
+	return buf;
+}
+
+/*
+ * Complete the split of the exclusively locked page in buf, which keeps its
+ * lock: put the downlink (sep, rblkno) to its right sibling into the parent
+ * level, then clear PERM_INCOMPLETE_SPLIT.  These are two WAL records; if
+ * the second is lost in a crash, the next inserter that comes here finds
+ * the downlink present (maybe_done) and only clears the flag.
+ */
+static void
+complete_split(Relation index, int table, Buffer buf, const PermKey *sep,
+			   BlockNumber rblkno, bool maybe_done)
+{
+	int			level = PermPageGetOpaque(BufferGetPage(buf))->level;
+	Buffer		pbuf = descend_for_insert(index, table, sep, level + 1);
+	GenericXLogState *xlog;
+
+	if (maybe_done && has_downlink(BufferGetPage(pbuf), rblkno))
+		UnlockReleaseBuffer(pbuf);
+	else
+		add_to_internal(index, table, pbuf, sep, rblkno);
+
+	xlog = GenericXLogStart(index);
+	PermPageGetOpaque(GenericXLogRegisterBuffer(xlog, buf, 0))->flags &=
+		~PERM_INCOMPLETE_SPLIT;
+	GenericXLogFinish(xlog);
 }
 
 /* Insert one (permuted key, TID) entry into a table */
 static void
 insert_entry(Relation index, int table, const PermKey *key)
 {
-	Buffer		buf = PermDescend(index, table, key, 0, BUFFER_LOCK_EXCLUSIVE);
+	Buffer		buf = descend_for_insert(index, table, key, 0);
 
 	if (PermLeafHasRoom(BufferGetPage(buf), key))
 	{
@@ -400,8 +480,11 @@ insert_row(Relation index, int ntables, const PermKey *keys)
 		{
 			bufs[locked] = PermDescend(index, first + locked, &keys[first + locked],
 									   0, BUFFER_LOCK_EXCLUSIVE);
+			/* a full leaf, or one with a split to finish: one by one */
 			room = PermLeafHasRoom(BufferGetPage(bufs[locked]),
-								   &keys[first + locked]);
+								   &keys[first + locked]) &&
+				!(PermPageGetOpaque(BufferGetPage(bufs[locked]))->flags &
+				  PERM_INCOMPLETE_SPLIT);
 		}
 
 		if (room)

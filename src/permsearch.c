@@ -17,8 +17,6 @@
  */
 #include "postgres.h"
 
-#include "catalog/pg_am.h"
-#include "commands/defrem.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
@@ -485,12 +483,7 @@ simhash_perm_info(PG_FUNCTION_ARGS)
 
 	InitMaterializedSRF(fcinfo, 0);
 
-	index = index_open(indexoid, AccessShareLock);
-	if (index->rd_rel->relam != get_index_am_oid("simhash_perm", false))
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not a simhash_perm index",
-						RelationGetRelationName(index))));
+	index = PermOpenIndexForInspection(indexoid, AccessShareLock, NULL);
 
 	layout = &PermGetState(index)->layout;
 	tables = palloc(PERM_MAX_TABLES * sizeof(PermTable));
@@ -524,6 +517,7 @@ simhash_perm_info(PG_FUNCTION_ARGS)
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 
+	/* the table's lock is kept to the end of the transaction */
 	index_close(index, AccessShareLock);
 	return (Datum) 0;
 }

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * permutils.c
- *		simhash_perm: the per-index state kept in rd_amcache, and small
- *		helpers shared by the other files.
+ *		simhash_perm: the per-index state kept in rd_amcache, opening an
+ *		index for the inspection functions, and small helpers.
  *
  * IDENTIFICATION
  *	  src/permutils.c
@@ -11,7 +11,15 @@
  */
 #include "postgres.h"
 
+#include "access/table.h"
+#include "catalog/index.h"
+#include "catalog/pg_am.h"
+#include "catalog/pg_class.h"
+#include "commands/defrem.h"
+#include "miscadmin.h"
 #include "storage/bufmgr.h"
+#include "utils/acl.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
@@ -65,4 +73,58 @@ int
 PermCompareKeysQsort(const void *a, const void *b)
 {
 	return PermCompareKeys((const PermKey *) a, (const PermKey *) b);
+}
+
+/*
+ * Open a simhash_perm index for simhash_perm_info() or simhash_perm_check():
+ * its table first, then the index, both in lockmode (the order amcheck and
+ * every other user take them in).  The caller must be allowed to read the
+ * table, since the index shows what its rows hold.  If heap is NULL the
+ * table is closed again, keeping its lock.
+ */
+Relation
+PermOpenIndexForInspection(Oid indexoid, LOCKMODE lockmode, Relation *heap)
+{
+	Oid			heapoid = IndexGetRelation(indexoid, true);
+	Relation	heaprel;
+	Relation	index;
+	AclResult	aclresult;
+
+	if (!OidIsValid(heapoid))
+	{
+		if (get_rel_relkind(indexoid) == '\0')
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("index with OID %u does not exist", indexoid)));
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not an index", get_rel_name(indexoid))));
+	}
+	/* before taking any lock: one who may not read the table may not block it */
+	aclresult = pg_class_aclcheck(heapoid, GetUserId(), ACL_SELECT);
+	if (aclresult != ACLCHECK_OK)
+		aclcheck_error(aclresult, get_relkind_objtype(get_rel_relkind(heapoid)),
+					   get_rel_name(heapoid));
+	heaprel = table_open(heapoid, lockmode);
+	index = index_open(indexoid, lockmode);
+	if (IndexGetRelation(indexoid, false) != heapoid)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("index \"%s\" was dropped or changed meanwhile",
+						RelationGetRelationName(index))));
+	if (index->rd_rel->relam != get_index_am_oid("simhash_perm", false))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a simhash_perm index",
+						RelationGetRelationName(index))));
+	if (index->rd_rel->relkind != RELKIND_INDEX)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is a partitioned index", RelationGetRelationName(index)),
+				 errhint("Inspect the indexes of its partitions.")));
+	if (heap)
+		*heap = heaprel;
+	else
+		table_close(heaprel, NoLock);
+	return index;
 }

@@ -1,0 +1,88 @@
+--
+-- simhash_perm_check(): a sound index passes, whatever its history
+-- (build, growth by splits, deletes and VACUUM, duplicates, NULLs, an
+-- incomplete split); bad arguments and missing privileges are clean errors.
+--
+\set VERBOSITY terse
+CREATE FUNCTION pseudo_fp(g bigint) RETURNS simhash LANGUAGE sql IMMUTABLE
+  AS $$ SELECT ((hashint8(g)::bigint << 32) | (hashint8(-g - 1)::bigint & 4294967295))::simhash $$;
+
+CREATE TABLE ck (id int, fp simhash);
+INSERT INTO ck SELECT g, pseudo_fp(g) FROM generate_series(1, 20000) g;
+INSERT INTO ck SELECT 100000 + g, pseudo_fp(7) FROM generate_series(1, 2000) g;
+INSERT INTO ck VALUES (-1, NULL), (-2, NULL);
+CREATE INDEX ck_fp ON ck USING simhash_perm (fp);
+SELECT * FROM simhash_perm_check('ck_fp');
+SELECT table_no, entries FROM simhash_perm_check('ck_fp', heapallindexed => true);
+
+-- growth after the build (leaf and internal splits), deletes, VACUUM
+INSERT INTO ck SELECT g, pseudo_fp(g) FROM generate_series(20001, 60000) g;
+DELETE FROM ck WHERE id % 7 = 0;
+VACUUM ck;
+SELECT count(*) AS tables, sum(entries) / count(*) = (SELECT count(fp) FROM ck) AS one_entry_per_row,
+       min(levels) AS levels, sum(incomplete_splits) AS incomplete_splits
+  FROM simhash_perm_check('ck_fp', true);
+
+-- An incomplete split, as a crash between a split and its downlink leaves
+-- it: simhash.fail_after_split stops the insert there.  The index stays
+-- sound and answers exactly; the next insert into that page's range adds
+-- the missing downlink.  (A fresh index: its leaves are 90% full.)
+CREATE TABLE ck2 (id int, fp simhash);
+INSERT INTO ck2 SELECT g, pseudo_fp(g) FROM generate_series(1, 20000) g;
+CREATE INDEX ck2_fp ON ck2 USING simhash_perm (fp);
+SET simhash.fail_after_split = on;
+INSERT INTO ck2 SELECT g, pseudo_fp(g) FROM generate_series(20001, 30000) g;
+RESET simhash.fail_after_split;
+-- the failed insert left entries in some tables only, until VACUUM
+SELECT count(*) FROM simhash_perm_check('ck2_fp');
+VACUUM ck2;
+SELECT sum(incomplete_splits) AS incomplete_splits FROM simhash_perm_check('ck2_fp', true);
+SET enable_seqscan = off;
+SELECT count(*) AS index_matches FROM ck2 c, generate_series(1, 300) q
+ WHERE hamming_near(c.fp, pseudo_fp(q * 311), 7);
+RESET enable_seqscan;
+SET enable_indexscan = off;
+SET enable_bitmapscan = off;
+SELECT count(*) AS seqscan_matches FROM ck2 c, generate_series(1, 300) q
+ WHERE hamming_near(c.fp, pseudo_fp(q * 311), 7);
+RESET enable_indexscan;
+RESET enable_bitmapscan;
+INSERT INTO ck2 SELECT g, pseudo_fp(g) FROM generate_series(20001, 30000) g;
+SELECT sum(incomplete_splits) AS incomplete_splits,
+       sum(entries) / count(*) = (SELECT count(fp) FROM ck2) AS one_entry_per_row
+  FROM simhash_perm_check('ck2_fp', true);
+
+-- bad arguments
+SELECT * FROM simhash_perm_check(0);
+SELECT * FROM simhash_perm_check('ck');
+CREATE INDEX ck_bt ON ck (fp);
+SELECT * FROM simhash_perm_check('ck_bt');
+SELECT * FROM simhash_perm_info(0);
+SELECT * FROM simhash_perm_info('ck_bt');
+SELECT * FROM simhash_perm_check(NULL);
+CREATE TABLE ck_parted (fp simhash) PARTITION BY RANGE (fp);
+CREATE INDEX ck_parted_fp ON ck_parted USING simhash_perm (fp);
+SELECT * FROM simhash_perm_check('ck_parted_fp');
+
+-- privileges: EXECUTE is not granted to PUBLIC, and the caller must be
+-- allowed to read the table
+CREATE ROLE regress_simhash_inspector;
+SET ROLE regress_simhash_inspector;
+SELECT count(*) FROM simhash_perm_info('ck_fp');
+SELECT count(*) FROM simhash_perm_check('ck_fp');
+RESET ROLE;
+GRANT EXECUTE ON FUNCTION simhash_perm_info(regclass), simhash_perm_check(regclass, boolean)
+  TO regress_simhash_inspector;
+SET ROLE regress_simhash_inspector;
+SELECT count(*) FROM simhash_perm_info('ck_fp');
+SELECT count(*) FROM simhash_perm_check('ck_fp');
+RESET ROLE;
+GRANT SELECT ON ck TO regress_simhash_inspector;
+SET ROLE regress_simhash_inspector;
+SELECT count(*) FROM simhash_perm_info('ck_fp');
+SELECT count(*) FROM simhash_perm_check('ck_fp');
+RESET ROLE;
+DROP OWNED BY regress_simhash_inspector;
+DROP ROLE regress_simhash_inspector;
+DROP TABLE ck, ck2, ck_parted;
+DROP FUNCTION pseudo_fp(bigint);
