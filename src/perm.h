@@ -238,6 +238,17 @@ typedef struct PermLeafMap
 } PermLeafMap;
 
 /*
+ * Where an insert prepares its leaf appends before its critical section:
+ * the new page images, and their WAL deltas (at most the entries plus three
+ * fragment headers).  One per index per backend, in rd_indexcxt.
+ */
+typedef struct PermAppendScratch
+{
+	PGAlignedBlock pages[MAX_GENERIC_XLOG_PAGES];
+	char		deltas[MAX_GENERIC_XLOG_PAGES][BLCKSZ + 64];
+} PermAppendScratch;
+
+/*
  * Index-wide state cached in rd_amcache.  The layout never changes after
  * the build; the roots may be stale (a root split since they were read),
  * which is harmless: the old root is the leftmost page of its level, and a
@@ -251,6 +262,7 @@ typedef struct PermState
 	int			root_level[PERM_MAX_TABLES];
 	PermPermutation *perm;		/* one per table */
 	PermLeafMap *leafmap[PERM_MAX_TABLES];	/* NULL until built */
+	PermAppendScratch *append_scratch;	/* NULL until the first insert */
 } PermState;
 
 /* Called by PermProbeRange for every entry within the distance bound */

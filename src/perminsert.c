@@ -26,6 +26,7 @@
 #include "miscadmin.h"
 #include "nodes/execnodes.h"
 #include "storage/bufmgr.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 
 #include "perm.h"
@@ -46,7 +47,17 @@ bool		perm_fail_after_split = false;
  * (uint16 offset, uint16 length, bytes), after which redo zeroes the hole
  * between pd_lower and pd_upper, as GenericXLogFinish does on the primary.
  * Full-page images follow the usual rules (REGBUF_STANDARD).
+ *
+ * That format is internal to PostgreSQL (generic_xlog.c), so it is pinned
+ * here to the major version it was read from: a build for another major
+ * version stops below until someone has compared generic_redo() again.  At
+ * run time the replica test replays every such record under
+ * wal_consistency_checking = 'generic', which compares each replayed page
+ * with the primary's and fails loudly on any difference.
  */
+#if PG_VERSION_NUM < 150000 || PG_VERSION_NUM >= 160000
+#error "simhash_perm writes generic WAL fragments as PostgreSQL 15's generic_redo() reads them; check generic_xlog.c of this version and update this guard"
+#endif
 typedef struct LeafAppend
 {
 	Buffer		buf;
@@ -67,34 +78,62 @@ add_fragment(char *out, Page page, const void *start, size_t len)
 	return out + 2 * sizeof(OffsetNumber) + len;
 }
 
+/* Write a delta's fragments into a page, as generic_redo() does */
+static void
+apply_fragments(Page page, const char *delta, int len)
+{
+	const char *p = delta;
+
+	while (p < delta + len)
+	{
+		OffsetNumber off;
+		OffsetNumber flen;
+
+		memcpy(&off, p, sizeof(off));
+		memcpy(&flen, p + sizeof(off), sizeof(flen));
+		memcpy((char *) page + off, p + 2 * sizeof(OffsetNumber), flen);
+		p += 2 * sizeof(OffsetNumber) + flen;
+	}
+}
+
 /*
  * Append keys[i] to the leaf in las[i].buf for each i, all exclusively
  * locked and with room (PermLeafHasRoom), atomically and WAL-logged as one
- * record.
+ * record.  The new page images and their deltas are prepared in a scratch
+ * area first (the leaf's rewrite sorts on the stack, and nothing that can
+ * fail or use much stack belongs in a critical section); the critical
+ * section only writes the deltas into the pages, as redo will, and inserts
+ * the record.
  */
 static void
 leaves_append_logged(Relation index, int n, LeafAppend *las, const PermKey *keys)
 {
-	/* a page's delta is at most its entries plus three fragment headers */
-	char		deltas[MAX_GENERIC_XLOG_PAGES][BLCKSZ + 64];
-	int			lens[MAX_GENERIC_XLOG_PAGES];
+	PermState  *state = PermGetState(index);
 	bool		needwal = RelationNeedsWAL(index);
+	int			lens[MAX_GENERIC_XLOG_PAGES];
 	int			i;
 
-	START_CRIT_SECTION();
+	if (state->append_scratch == NULL)
+		state->append_scratch = MemoryContextAlloc(index->rd_indexcxt,
+												   sizeof(PermAppendScratch));
+
 	for (i = 0; i < n; i++)
 	{
-		Page		page = BufferGetPage(las[i].buf);
-		PermPageOpaque opaque = PermPageGetOpaque(page);
+		Page		page = state->append_scratch->pages[i].data;
+		PermPageOpaque opaque;
 		int			esize;
 		char	   *out;
 
+		memcpy(page, BufferGetPage(las[i].buf), BLCKSZ);
+		opaque = PermPageGetOpaque(page);
 		las[i].rewritten = PermLeafAppend(page, &keys[i], &las[i].slot);
-		MarkBufferDirty(las[i].buf);
-		if (!needwal)
-			continue;
 		esize = PermLeafEntrySize(page);
-		out = deltas[i];
+
+		/*
+		 * The delta in the form generic_redo() replays (see above); offsets
+		 * are the same in the copy as in the page.
+		 */
+		out = state->append_scratch->deltas[i];
 		if (las[i].rewritten)
 			out = add_fragment(out, page, PermPageEntries(page),
 							   opaque->nentries * esize);
@@ -104,7 +143,15 @@ leaves_append_logged(Relation index, int n, LeafAppend *las, const PermKey *keys
 		out = add_fragment(out, page, &((PageHeader) page)->pd_lower,
 						   sizeof(LocationIndex));
 		out = add_fragment(out, page, &opaque->nentries, PERM_COUNTS_SIZE);
-		lens[i] = out - deltas[i];
+		lens[i] = out - state->append_scratch->deltas[i];
+	}
+
+	START_CRIT_SECTION();
+	for (i = 0; i < n; i++)
+	{
+		apply_fragments(BufferGetPage(las[i].buf),
+						state->append_scratch->deltas[i], lens[i]);
+		MarkBufferDirty(las[i].buf);
 	}
 	if (needwal)
 	{
@@ -114,7 +161,7 @@ leaves_append_logged(Relation index, int n, LeafAppend *las, const PermKey *keys
 		for (i = 0; i < n; i++)
 		{
 			XLogRegisterBuffer(i, las[i].buf, REGBUF_STANDARD);
-			XLogRegisterBufData(i, deltas[i], lens[i]);
+			XLogRegisterBufData(i, state->append_scratch->deltas[i], lens[i]);
 		}
 		lsn = XLogInsert(RM_GENERIC_ID, 0);
 		for (i = 0; i < n; i++)

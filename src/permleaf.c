@@ -275,7 +275,8 @@ PermLeafHasRoom(Page page, const PermKey *key)
  * true if the whole entry array was rewritten (the format widened, or the
  * tail was merged into the sorted part), false if only the new entry's
  * bytes and the counts changed; *slot is the new entry's slot in the
- * latter case.  Uses no palloc: callers may be in a critical section.
+ * latter case.  Uses no palloc, but sorts on the stack: callers work on a
+ * copy of the page outside their critical section (perminsert.c).
  */
 bool
 PermLeafAppend(Page page, const PermKey *key, int *slot)
