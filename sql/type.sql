@@ -36,16 +36,23 @@ SELECT NULL::simhash IS NULL AS is_null;
 SELECT simhash_send('0123456789abcdef');
 CREATE TEMP TABLE io (fp simhash);
 INSERT INTO io VALUES ('0123456789abcdef'), ('8000000000000000'), ('ffffffffffffffff'), (NULL);
-COPY io TO '/tmp/simhash_io_test.bin' WITH (FORMAT binary);
+-- the files go into the server's own data directory, under names of this
+-- backend, so no other user's files in a shared directory can get in the way
+SELECT current_setting('data_directory') || '/simhash_io_test_' || pg_backend_pid() AS iofile \gset
+\set binfile :iofile '.bin'
+\set txtfile :iofile '.txt'
+COPY io TO :'binfile' WITH (FORMAT binary);
 CREATE TEMP TABLE io2 (fp simhash);
-COPY io2 FROM '/tmp/simhash_io_test.bin' WITH (FORMAT binary);
+COPY io2 FROM :'binfile' WITH (FORMAT binary);
 SELECT (SELECT array_agg(fp ORDER BY fp) FROM io) IS NOT DISTINCT FROM
        (SELECT array_agg(fp ORDER BY fp) FROM io2) AS binary_round_trip;
-COPY io TO '/tmp/simhash_io_test.txt';
+COPY io TO :'txtfile';
 TRUNCATE io2;
-COPY io2 FROM '/tmp/simhash_io_test.txt';
+COPY io2 FROM :'txtfile';
 SELECT (SELECT array_agg(fp ORDER BY fp) FROM io) IS NOT DISTINCT FROM
        (SELECT array_agg(fp ORDER BY fp) FROM io2) AS text_round_trip;
+\set rmcmd 'rm -f ' :binfile ' ' :txtfile
+COPY (SELECT) TO PROGRAM :'rmcmd';
 
 -- casts: bigint <-> simhash keep every bit, both ways
 SELECT 'ffffffffffffffff'::simhash::bigint, '8000000000000000'::simhash::bigint,
