@@ -1,0 +1,876 @@
+# simhash_perm on a damaged index: every statement ends in an ERROR or a
+# correct answer.  No server crash, no hang past statement_timeout, no wrong
+# answer; REINDEX heals.
+#
+# A table of about 4300 fingerprints (distinct ones, near variants of a few,
+# a run of duplicates, NULLs, dead rows) gets a simhash_perm index whose
+# tables have height 2.  The cluster is stopped and its data directory
+# kept.  For each scenario the data directory is put back as it was (every
+# file that differs from the kept copy, so the heap, the catalogs and the
+# index's relfilenode come back too), bytes of the index file are
+# overwritten (metapage fields, page headers, special space, links, whole
+# pages zeroed), and the server is started.  Then, each in a psql call of
+# its own, the reads first (so that they see the damage as it was made):
+# index queries for k = 0, 3, 6, 9 through an index scan and a bitmap scan,
+# compared with the sequential scan's answers taken before any damage;
+# simhash_perm_info(), compared with its output before the damage;
+# simhash_perm_check() without and with heapallindexed, if installed (it
+# must report the damage); then the writes: an INSERT (its rows must then
+# be found through the index); a DELETE that finds its rows through the
+# index (it must delete exactly those); VACUUM; simhash_perm_info() again
+# (each table must hold the live rows).  The postmaster must not have
+# restarted and the log must show no crash.  Finally REINDEX, after which
+# the index must answer like a sequential scan and reach every row.
+#
+# A statement may fail with any ERROR: the test prints the SQLSTATE, the
+# message and the detail of each one (the goal is XX002, index_corrupted;
+# XX001 comes from the buffer manager, 57014 means only statement_timeout
+# ended a loop).  A crash, a FATAL, a psql call still running HANG_SECONDS
+# after it started, a wrong answer, a damage simhash_perm_check() does not
+# report, or an index that REINDEX does not heal fails the scenario.  A
+# table of outcomes, scenario by operation, is printed at the end.
+#
+#   make prove_installcheck PROVE_TESTS=test/t/005_perm_corruption.pl PROVE_FLAGS=-v
+#
+# shows the table; SIMHASH_SCENARIOS=regex in the environment runs only
+# the scenarios whose names match.
+#
+# A second cluster, with data checksums, runs a few of the scenarios: a
+# damaged page then fails its checksum in the buffer manager, but a zeroed
+# page passes as a new page and reaches the index code.
+#
+# Offsets are those of src/perm.h on a little-endian machine with 8 kB
+# pages; the test checks them against the pristine index (magic, page_id,
+# flags, levels, roots, prefixes as simhash_perm_info() reports them, and
+# the bytes pageinspect reads) before damaging anything.
+use strict;
+use warnings FATAL => 'all';
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SimhashTAP;
+use File::Copy qw(copy);
+use File::Find qw(find finddepth);
+use File::Spec;
+use Time::HiRes qw(time);
+
+my $STATEMENT_TIMEOUT = 5;	# seconds, for every session of the test
+my $HANG_SECONDS = 15;		# a psql call running this long is a hang
+
+my $BLCKSZ = 8192;
+
+# PermMetaPageData, at PageGetContents() = MAXALIGN(SizeOfPageHeaderData)
+my $PERM_MAGIC = 0x53484D50;
+my %META = (
+	magic => 24,
+	version => 28,
+	max_distance => 32,
+	blocks => 34,
+	ntables => 36,
+	algorithm => 38,
+	block_of_bit => 40,
+	tables => 104);
+# PermTable: uint8 bits[64], uint8 prefix_bits, BlockNumber root (4-aligned),
+# uint16 root_level; sizeof = 76
+my $TABLE_SIZE = 76;
+my %TABLE = (bits => 0, prefix_bits => 64, root => 68, root_level => 72);
+sub meta_table_off { my ($t, $field) = @_; return $META{tables} + $t * $TABLE_SIZE + $TABLE{$field}; }
+
+# Page header (PageHeaderData)
+my %HDR = (pd_lower => 12, pd_upper => 14, pd_special => 16);
+
+# PermPageOpaqueData: 42 bytes, MAXALIGNed to 48 at the end of the page.
+# page_id is at special + 40; the page's last 6 bytes are padding.
+my $SPECIAL = $BLCKSZ - 48;
+my %OPQ = (
+	hikey => 0,
+	lokey => 8,
+	rightlink => 16,
+	flags => 20,
+	table => 22,
+	level => 24,
+	nentries => 26,
+	nsorted => 28,
+	key_bytes => 30,
+	block_bytes => 31,
+	off_bytes => 32,
+	hikey_tid => 34,
+	page_id => 40);
+sub opq_off { return $SPECIAL + $OPQ{ $_[0] }; }
+my $PERM_PAGE_ID = 0xFF8A;
+my ($PERM_META, $PERM_LEAF, $PERM_INTERNAL, $PERM_ROOT) = (1, 2, 4, 8);
+
+# Internal pages: 18-byte downlinks (key 8, TID 6, child 4) from offset 24
+my $ENTRIES = 24;
+my $DOWNLINK_SIZE = 18;
+sub downlink_child_off { return $ENTRIES + $_[0] * $DOWNLINK_SIZE + 14; }
+
+my $NOT_A_BLOCK = 0xFFFFFFFF;
+
+#
+# The data and the operations
+#
+
+# The query fingerprints: distinct rows, the duplicated one (77), bases of
+# near variants, a deleted row (3050) and one absent from the table.
+my @QUERY_IDS = (1, 77, (map { $_ * 100 } 1 .. 12), 2500, 3050, 3999, 987654);
+my $QUERIES = 'VALUES ' . join(', ', map { "($_, pseudo_fp($_))" } @QUERY_IDS);
+my @KS = (0, 3, 6, 9);
+
+my $SETUP_SQL = $PSEUDO_FP_SQL . q{
+	CREATE TABLE docs (id int, fp simhash);
+	INSERT INTO docs SELECT g, pseudo_fp(g) FROM generate_series(1, 4000) g;
+	-- a run of one fingerprint
+	INSERT INTO docs SELECT 5000 + g, pseudo_fp(77) FROM generate_series(1, 40) g;
+	-- variants of twelve bases at distance 1 .. 10, so every k has answers
+	INSERT INTO docs
+	SELECT 100000 + b * 100 + d,
+	       (pseudo_fp(b)::bigint #
+	        (SELECT bit_or(1::bigint << ((b + 23 * j) % 64)) FROM generate_series(1, d) j))::simhash
+	  FROM generate_series(100, 1200, 100) b, generate_series(1, 10) d;
+	INSERT INTO docs SELECT 6000 + g, NULL FROM generate_series(1, 5) g;
+	CREATE INDEX docs_idx ON docs USING simhash_perm (fp);
+	-- dead rows, so that VACUUM has index entries to remove
+	DELETE FROM docs WHERE id BETWEEN 3001 AND 3100;
+};
+
+# Answers for radius k, one line per query fingerprint
+sub answers_sql
+{
+	my ($k) = @_;
+	return qq{
+	SELECT q.i, coalesce((SELECT string_agg(d.id::text, ',' ORDER BY d.id)
+	                        FROM docs d WHERE hamming_near(d.fp, q.fp, $k)), '-')
+	  FROM ($QUERIES) q(i, fp) ORDER BY q.i};
+}
+my $SEQSCAN = 'SET enable_indexscan = off; SET enable_bitmapscan = off;';
+my $INDEXSCAN = 'SET enable_seqscan = off; SET enable_bitmapscan = off;';
+my $BITMAPSCAN = 'SET enable_seqscan = off; SET enable_indexscan = off;';
+
+# 31 new rows: one more of the run of pseudo_fp(77) (into the leaf that the
+# scenarios damage), and 30 spread over the key space
+my $NEW_ROWS = q{(SELECT 700000 AS id, pseudo_fp(77) AS fp
+	 UNION ALL SELECT g, pseudo_fp(g) FROM generate_series(700001, 700030) g)};
+my $INSERT_SQL = "INSERT INTO docs SELECT * FROM $NEW_ROWS n";
+my $INSERT_FOUND_SQL = "$INDEXSCAN SELECT count(*) FROM $NEW_ROWS n
+	WHERE EXISTS (SELECT 1 FROM docs d WHERE hamming_near(d.fp, n.fp, 0) AND d.id = n.id)";
+# a DELETE that finds its rows through the index, five of them in the run
+my $DELETE_SQL = "$INDEXSCAN WITH x AS (
+	DELETE FROM docs d
+	 USING (SELECT g AS id, pseudo_fp(g) AS fp FROM generate_series(11, 15) g
+	        UNION ALL SELECT g, pseudo_fp(77) FROM generate_series(5001, 5005) g) x
+	 WHERE hamming_near(d.fp, x.fp, 0) AND d.id = x.id
+	 RETURNING d.id)
+	SELECT string_agg(id::text, ',' ORDER BY id) FROM x";
+my $DELETE_EXPECTED = '11,12,13,14,15,5001,5002,5003,5004,5005';
+my $VACUUM_SQL = 'VACUUM (INDEX_CLEANUP ON) docs';
+my $INFO_SQL = "SELECT * FROM simhash_perm_info('docs_idx') ORDER BY table_no";
+# after the writes: the layout, and whether each table holds the live rows
+my $INFO2_SQL = q{SELECT table_no, max_distance, prefix_bits, prefix, blocks,
+	entries = (SELECT count(fp) FROM docs) FROM simhash_perm_info('docs_idx') ORDER BY table_no};
+my @CHECK_SQL = (
+	[ chk => "SELECT * FROM simhash_perm_check('docs_idx')" ],
+	[ chkx => "SELECT * FROM simhash_perm_check('docs_idx', true)" ]);
+# every row is found through the index by its own fingerprint
+my $REACH_SQL = "$INDEXSCAN SELECT count(*) FILTER (WHERE NOT EXISTS
+	(SELECT 1 FROM docs d2 WHERE hamming_near(d2.fp, d.fp, 0) AND d2.id = d.id))
+	FROM docs d WHERE d.fp IS NOT NULL";
+my $ALL_ANSWERS_SQL = join(' UNION ALL ', map { "SELECT $_, * FROM (" . answers_sql($_) . ") a$_" } @KS)
+  . ' ORDER BY 1, 2';
+
+my @COLUMNS = ((map { "i$_" } @KS), (map { "b$_" } @KS),
+	qw(info chk chkx ins insf del vac info2 srv rdx));
+
+#
+# Scenarios: [ name, [ block, offset, pack format, value ] ... ] or
+# [ name, 'zero', block ].  Blocks: meta, root (table 0's root, an internal
+# page), leaf (the leaf of table 0 holding the run of pseudo_fp(77)), left
+# (its left sibling), t1root (table 1's root), t1leaf (a leaf of table 1);
+# nblocks is the length of the index.  A value may be a code reference,
+# called with the page map.
+#
+my @SCENARIOS = (
+	# metapage
+	[ meta_magic => [ 'meta', $META{magic}, 'V', 0xDEADBEEF ] ],
+	[ meta_version_2 => [ 'meta', $META{version}, 'V', 2 ] ],
+	[ meta_ntables_0 => [ 'meta', $META{ntables}, 'v', 0 ] ],
+	[ meta_ntables_65 => [ 'meta', $META{ntables}, 'v', 65 ] ],
+	[ meta_ntables_65535 => [ 'meta', $META{ntables}, 'v', 65535 ] ],
+	[ meta_blocks_0 => [ 'meta', $META{blocks}, 'v', 0 ] ],
+	[ meta_blocks_1 => [ 'meta', $META{blocks}, 'v', 1 ] ],
+	[ meta_blocks_200 => [ 'meta', $META{blocks}, 'v', 200 ] ],
+	[ meta_max_distance_99 => [ 'meta', $META{max_distance}, 'v', 99 ] ],
+	[ meta_root_beyond_end => [ 'meta', meta_table_off(0, 'root'), 'V', sub { $_[0]{nblocks} } ] ],
+	[ meta_root_0 => [ 'meta', meta_table_off(0, 'root'), 'V', 0 ] ],
+	[ meta_root_other_table => [ 'meta', meta_table_off(0, 'root'), 'V', sub { $_[0]{t1root} } ] ],
+	[ meta_root_level_1000 => [ 'meta', meta_table_off(0, 'root_level'), 'v', 1000 ] ],
+	[ meta_prefix_bits_65 => [ 'meta', meta_table_off(0, 'prefix_bits'), 'C', 65 ] ],
+	[ meta_bit_order_64 => [ 'meta', meta_table_off(0, 'bits'), 'C', 64 ] ],
+	# bits[] no longer a permutation: bits[1] = bits[0]
+	[ meta_bit_order_dup => [ 'meta', meta_table_off(0, 'bits') + 1, 'C', sub { $_[0]{t0bits}[0] } ] ],
+	[ meta_block_of_bit_99 => [ 'meta', $META{block_of_bit}, 'C', 99 ] ],
+
+	# page headers.  pd_lower > pd_upper fails PageIsVerified() (XX001 in
+	# the buffer manager); pd_special = 8152 passes it and shrinks the
+	# special space by 8 bytes; a short pd_lower passes it and disagrees
+	# with nentries.
+	[ leaf_pd_lower_past_upper => [ 'leaf', $HDR{pd_lower}, 'v', $SPECIAL + 16 ] ],
+	[ leaf_pd_lower_short => [ 'leaf', $HDR{pd_lower}, 'v', $ENTRIES + 100 ] ],
+	[ leaf_pd_lower_past_page => [ 'leaf', $HDR{pd_lower}, 'v', 9000 ] ],
+	[ leaf_pd_special_8152 => [ 'leaf', $HDR{pd_special}, 'v', $SPECIAL + 8 ] ],
+	[ leaf_page_id => [ 'leaf', opq_off('page_id'), 'v', 0x1234 ] ],
+	[ internal_pd_lower_past_upper => [ 'root', $HDR{pd_lower}, 'v', $SPECIAL + 16 ] ],
+	[ internal_pd_lower_short => [ 'root', $HDR{pd_lower}, 'v', $ENTRIES + 2 * $DOWNLINK_SIZE ] ],
+	[ internal_pd_lower_past_page => [ 'root', $HDR{pd_lower}, 'v', 9000 ] ],
+	[ internal_pd_special_8152 => [ 'root', $HDR{pd_special}, 'v', $SPECIAL + 8 ] ],
+	[ internal_page_id => [ 'root', opq_off('page_id'), 'v', 0x1234 ] ],
+
+	# special space
+	[ leaf_flags_internal => [ 'leaf', opq_off('flags'), 'v', $PERM_INTERNAL ] ],
+	[ leaf_flags_0 => [ 'leaf', opq_off('flags'), 'v', 0 ] ],
+	[ internal_flags_leaf => [ 'root', opq_off('flags'), 'v', $PERM_LEAF | $PERM_ROOT ] ],
+	[ leaf_level_1 => [ 'leaf', opq_off('level'), 'v', 1 ] ],
+	[ internal_level_7 => [ 'root', opq_off('level'), 'v', 7 ] ],
+	[ leaf_table_2 => [ 'leaf', opq_off('table'), 'v', 2 ] ],
+	[ leaf_nentries_ffff => [ 'leaf', opq_off('nentries'), 'v', 0xFFFF ] ],
+	[ internal_nentries_ffff => [ 'root', opq_off('nentries'), 'v', 0xFFFF ] ],
+	[ leaf_nsorted_gt_nentries => [ 'leaf', opq_off('nsorted'), 'v', sub { $_[0]{leaf_nentries} + 10 } ] ],
+	[ leaf_key_bytes_9 => [ 'leaf', opq_off('key_bytes'), 'C', 9 ] ],
+	[ leaf_block_bytes_0 => [ 'leaf', opq_off('block_bytes'), 'C', 0 ] ],
+	[ leaf_block_bytes_7 => [ 'leaf', opq_off('block_bytes'), 'C', 7 ] ],
+	[ leaf_off_bytes_3 => [ 'leaf', opq_off('off_bytes'), 'C', 3 ] ],
+	[ leaf_hikey_0 => [ 'leaf', opq_off('hikey'), 'Q<', 0 ] ],
+	[ leaf_lokey_max => [ 'leaf', opq_off('lokey'), 'Q<', ~0 ] ],
+
+	# links
+	[ leaf_rightlink_self => [ 'leaf', opq_off('rightlink'), 'V', sub { $_[0]{leaf} } ] ],
+	[ leaf_rightlink_backwards => [ 'leaf', opq_off('rightlink'), 'V', sub { $_[0]{left} } ] ],
+	[ leaf_rightlink_beyond_end => [ 'leaf', opq_off('rightlink'), 'V', sub { $_[0]{nblocks} } ] ],
+	[ leaf_rightlink_0 => [ 'leaf', opq_off('rightlink'), 'V', 0 ] ],
+	[ internal_downlink_self => [ 'root', sub { downlink_child_off($_[0]{leaf_slot}) }, 'V', sub { $_[0]{root} } ] ],
+	[ internal_downlink_0 => [ 'root', sub { downlink_child_off($_[0]{leaf_slot}) }, 'V', 0 ] ],
+	[ internal_downlink_beyond_end => [ 'root', sub { downlink_child_off($_[0]{leaf_slot}) }, 'V', sub { $_[0]{nblocks} } ] ],
+	# to table 1's root: level 1 where a leaf (level 0) is expected
+	[ internal_downlink_wrong_level => [ 'root', sub { downlink_child_off($_[0]{leaf_slot}) }, 'V', sub { $_[0]{t1root} } ] ],
+	# to a leaf of table 1: the right level, the wrong table
+	[ internal_downlink_other_table => [ 'root', sub { downlink_child_off($_[0]{leaf_slot}) }, 'V', sub { $_[0]{t1leaf} } ] ],
+
+	# zeroed pages
+	[ zero_leaf => 'zero', 'leaf' ],
+	[ zero_internal => 'zero', 'root' ],
+	[ zero_meta => 'zero', 'meta' ]);
+
+# with data checksums
+my @CHECKSUM_SCENARIOS = qw(zero_leaf zero_internal zero_meta leaf_nentries_ffff
+  leaf_rightlink_self internal_downlink_self meta_ntables_65535);
+
+# SIMHASH_SCENARIOS=regex runs only the scenarios whose name matches
+if (defined $ENV{SIMHASH_SCENARIOS})
+{
+	@SCENARIOS = grep { $_->[0] =~ /$ENV{SIMHASH_SCENARIOS}/ } @SCENARIOS;
+	@CHECKSUM_SCENARIOS = grep { /$ENV{SIMHASH_SCENARIOS}/ } @CHECKSUM_SCENARIOS;
+}
+
+#
+# Files
+#
+
+sub read_block
+{
+	my ($file, $blkno) = @_;
+	open(my $fh, '<', $file) or die "could not open $file: $!";
+	binmode $fh;
+	sysseek($fh, $blkno * $BLCKSZ, 0) or die "seek: $!";
+	my $n = sysread($fh, my $page, $BLCKSZ);
+	die "short read of block $blkno of $file" unless defined $n && $n == $BLCKSZ;
+	close $fh;
+	return $page;
+}
+
+sub u8 { return unpack('C', substr($_[0], $_[1], 1)); }
+sub u16 { return unpack('v', substr($_[0], $_[1], 2)); }
+sub u32 { return unpack('V', substr($_[0], $_[1], 4)); }
+sub u64 { return unpack('Q<', substr($_[0], $_[1], 8)); }
+
+sub write_bytes
+{
+	my ($file, $pos, $bytes) = @_;
+	open(my $fh, '+<', $file) or die "could not open $file: $!";
+	binmode $fh;
+	seek($fh, $pos, 0) or die "seek: $!";
+	my $n = syswrite($fh, $bytes);
+	die "short write to $file" unless defined $n && $n == length($bytes);
+	close $fh or die "close: $!";
+	return;
+}
+
+# Make the directory $to equal to $from: copy every file whose contents
+# differ, remove what $from does not have.  (Comparing contents, not
+# modification times: a file the server rewrote within the same second
+# would otherwise be missed.)
+sub sync_tree
+{
+	my ($from, $to) = @_;
+	my %keep;
+	find(
+		{
+			no_chdir => 1,
+			wanted => sub {
+				my $src = $File::Find::name;
+				my $rel = File::Spec->abs2rel($src, $from);
+				my $dst = "$to/$rel";
+				$keep{$rel} = 1;
+				my $mode = (stat $src)[2] & 07777;
+				if (-d $src)
+				{
+					mkdir($dst, $mode) or die "mkdir $dst: $!" unless -d $dst;
+					return;
+				}
+				return
+				  if -f $dst
+				  && -s $dst == -s $src
+				  && slurp_file($dst) eq slurp_file($src);
+				copy($src, $dst) or die "copy $src: $!";
+				chmod($mode, $dst);
+			}
+		},
+		$from);
+	finddepth(
+		{
+			no_chdir => 1,
+			wanted => sub {
+				my $rel = File::Spec->abs2rel($File::Find::name, $to);
+				return if $rel eq '.' || $keep{$rel};
+				if (-d $File::Find::name) { rmdir($File::Find::name) or die "rmdir: $!"; }
+				else { unlink($File::Find::name) or die "unlink: $!"; }
+			}
+		},
+		$to);
+	return;
+}
+
+#
+# Running statements
+#
+
+# Run one psql call; classify its end: ok, WRONG (a result other than
+# $expect), ERROR (with sqlstate and message), FATAL, CRASH, HANG.  $r->{detail}
+# says what went wrong in one line.
+sub run_op
+{
+	my ($node, $sql, $expect) = @_;
+	my ($stdout, $stderr, $timed_out) = ('', '', 0);
+	my $logpos = -s $node->logfile;
+	my $t0 = time;
+	my $ret = $node->psql(
+		'postgres', $sql,
+		stdout => \$stdout,
+		stderr => \$stderr,
+		timeout => $HANG_SECONDS,
+		timed_out => \$timed_out,
+		on_error_stop => 1,
+		extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+	my %r = (seconds => time - $t0, out => $stdout, err => $stderr);
+	if ($timed_out)
+	{
+		$r{kind} = 'HANG';
+		$r{detail} = sprintf('still running after %.0f s', $r{seconds});
+	}
+	elsif ($stderr =~ /server closed the connection unexpectedly|connection to server was lost|\bPANIC:/)
+	{
+		$r{kind} = 'CRASH';
+		# the postmaster logs the death of a backend after its client
+		# has seen the connection close
+		my @why;
+		for (1 .. 50)
+		{
+			my $log = slurp_file($node->logfile, $logpos);
+			@why = ($log =~ /\b(PANIC:.*|TRAP:.*|terminated by signal.*)/g);
+			last if @why;
+			Time::HiRes::sleep(0.1);
+		}
+		$r{detail} = @why ? join('; ', @why) : first_line($stderr);
+		if ($stderr =~ /\bFATAL:\s+([0-9A-Z]{5}):\s*(.*)/ && !@why)
+		{
+			# the backend ended its session itself: no crash, but no ERROR
+			$r{kind} = 'FATAL';
+			$r{detail} = "$1 $2";
+		}
+	}
+	elsif ($stderr =~ /\bERROR:\s+([0-9A-Z]{5}):\s*(.*)/)
+	{
+		$r{kind} = 'ERROR';
+		($r{code}, $r{msg}) = ($1, $2);
+		$r{detail} = "$1 $2";
+		$r{detail} .= " ($1)" if $stderr =~ /^DETAIL:\s+(.*)/m;
+	}
+	elsif ($ret != 0)
+	{
+		$r{kind} = 'FAILED';
+		$r{detail} = "psql exit code $ret: " . first_line($stderr);
+	}
+	elsif (defined $expect && $stdout ne $expect)
+	{
+		$r{kind} = 'WRONG';
+		$r{detail} = difference($stdout, $expect);
+	}
+	else
+	{
+		$r{kind} = 'ok';
+	}
+	return \%r;
+}
+
+sub first_line
+{
+	my ($s) = @_;
+	$s =~ s/\n.*//s;
+	return length($s) > 160 ? substr($s, 0, 160) . '...' : $s;
+}
+
+# which lines of two outputs differ, shortly
+sub difference
+{
+	my ($got, $expected) = @_;
+	my @g = split /\n/, $got, -1;
+	my @e = split /\n/, $expected, -1;
+	my $n = @g > @e ? scalar(@g) : scalar(@e);
+	my @d = grep { ($g[$_] // '(none)') ne ($e[$_] // '(none)') } 0 .. $n - 1;
+	return 'output differs' unless @d;
+	my ($g, $e) = ($g[ $d[0] ] // '(none)', $e[ $d[0] ] // '(none)');
+	# from a little before the first character that differs
+	my $p = 0;
+	$p++ while $p < length($g) && $p < length($e) && substr($g, $p, 1) eq substr($e, $p, 1);
+	my $from = $p > 20 ? $p - 20 : 0;
+	my $cut = sub {
+		my ($t) = @_;
+		return ($from ? '...' : '') . substr($t, $from, 60) . (length($t) > $from + 60 ? '...' : '');
+	};
+	return sprintf('%d of %d lines differ; first: got "%s", expected "%s"',
+		scalar(@d), scalar(@e), $cut->($g), $cut->($e));
+}
+
+sub label
+{
+	my ($r) = @_;
+	return $r->{kind} eq 'ERROR' ? $r->{code} : $r->{kind};
+}
+
+# stop whatever is left of the server (immediate mode kills a backend stuck
+# in a loop), and start it again
+sub restart_node
+{
+	my ($node) = @_;
+	$node->stop('immediate', fail_ok => 1)
+	  or $node->kill9;
+	$node->start;
+	return;
+}
+
+#
+# A cluster with the table and its index, and what the damage is computed
+# from
+#
+
+sub prepare
+{
+	my ($name, @init) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init(@init);
+	$node->append_conf('postgresql.conf', qq{
+autovacuum = off
+statement_timeout = '${STATEMENT_TIMEOUT}s'
+lock_timeout = '${STATEMENT_TIMEOUT}s'
+restart_after_crash = on
+});
+	$node->start;
+	$node->safe_psql('postgres', 'CREATE EXTENSION simhash');
+	$node->safe_psql('postgres', $SETUP_SQL);
+	my %ctx = (node => $node, name => $name, meta => 0);
+
+	my @info = map { [ split /\|/ ] } split /\n/,
+	  $node->safe_psql('postgres', $INFO_SQL);
+	$ctx{info} = $node->safe_psql('postgres', $INFO_SQL);
+	my $height = $info[0][4];
+	cmp_ok($height, '>=', 2, "$name: the index's tables have height $height (>= 2)");
+	$ctx{truth}{$_} = $node->safe_psql('postgres', $SEQSCAN . answers_sql($_)) for @KS;
+	my $found = () = $ctx{truth}{9} =~ /,/g;
+	cmp_ok($found, '>', 100, "$name: the queries have answers");
+
+	# the operations' plans use the index
+	like($node->safe_psql('postgres', "$INDEXSCAN EXPLAIN (COSTS OFF) " . answers_sql(3)),
+		qr/Index Scan using docs_idx/, "$name: queries use an index scan");
+	like($node->safe_psql('postgres', "$BITMAPSCAN EXPLAIN (COSTS OFF) " . answers_sql(3)),
+		qr/Bitmap Index Scan on docs_idx/, "$name: and a bitmap scan");
+	(my $explain_delete = $DELETE_SQL) =~ s/WITH x AS/EXPLAIN (COSTS OFF) WITH x AS/;
+	like($node->safe_psql('postgres', $explain_delete),
+		qr/Index Scan using docs_idx/, "$name: the DELETE finds its rows through the index");
+
+	# the undamaged index is right
+	for my $k (@KS)
+	{
+		is(run_op($node, $INDEXSCAN . answers_sql($k), $ctx{truth}{$k})->{kind}, 'ok',
+			"$name: index scan, k = $k, equals the sequential scan");
+		is(run_op($node, $BITMAPSCAN . answers_sql($k), $ctx{truth}{$k})->{kind}, 'ok',
+			"$name: bitmap scan, k = $k, equals the sequential scan");
+	}
+	is($node->safe_psql('postgres', $REACH_SQL), '0', "$name: every row is reachable through the index");
+
+	# simhash_perm_check(), where installed, passes on the undamaged index
+	$ctx{checks} = [];
+	my $has_check = $node->safe_psql('postgres',
+		"SELECT count(*) FROM pg_proc WHERE proname = 'simhash_perm_check'");
+	for my $c (@CHECK_SQL)
+	{
+		next unless $has_check;
+		my $r = run_op($node, $c->[1], undef);
+		if ($r->{kind} eq 'ERROR' && $r->{code} eq '42883')
+		{
+			note("$name: $c->[1] does not exist: skipped");
+			next;
+		}
+		is($r->{kind}, 'ok', "$name: $c->[1] passes on the undamaged index")
+		  or diag($r->{err});
+		push @{ $ctx{checks} }, $c;
+	}
+	note("$name: simhash_perm_check() is not installed: its operations are skipped")
+	  unless $has_check;
+
+	# the index's pages as the file holds them
+	my $pgdata = $node->data_dir;
+	$ctx{relpath} = $node->safe_psql('postgres', "SELECT pg_relation_filepath('docs_idx')");
+	my $has_pageinspect = $node->safe_psql('postgres',
+		"SELECT count(*) FROM pg_available_extensions WHERE name = 'pageinspect'");
+	$node->safe_psql('postgres', 'CREATE EXTENSION pageinspect') if $has_pageinspect;
+	my $fp77 = $node->safe_psql('postgres', 'SELECT pseudo_fp(77)::bigint');
+	$node->safe_psql('postgres', 'CHECKPOINT');
+	my $file = "$pgdata/$ctx{relpath}";
+	if ($has_pageinspect)
+	{
+		my $raw = $node->safe_psql('postgres',
+			"SELECT encode(get_raw_page('docs_idx', 0), 'hex') || encode(get_raw_page('docs_idx', 1), 'hex')");
+		# with checksums, pd_checksum is set as the page is written
+		my $fromfile = unpack('H*', read_block($file, 0) . read_block($file, 1));
+		substr($raw, $_ * 2 * $BLCKSZ + 16, 4, '') for (1, 0);
+		substr($fromfile, $_ * 2 * $BLCKSZ + 16, 4, '') for (1, 0);
+		is($fromfile, $raw, "$name: the file holds the pages pageinspect reads");
+	}
+	$node->stop;
+	# the extension and pageinspect stay; the pristine state is this stopped
+	# data directory
+	$ctx{pristine} = PostgreSQL::Test::Utils::tempdir . '/pristine';
+	mkdir $ctx{pristine} or die;
+	sync_tree($pgdata, $ctx{pristine});
+
+	my $nblocks = (-s $file) / $BLCKSZ;
+	$ctx{nblocks} = $nblocks;
+	my $meta = read_block($file, 0);
+	my @layout_ok = (
+		[ 'magic', u32($meta, $META{magic}), $PERM_MAGIC ],
+		[ 'version', u32($meta, $META{version}), 1 ],
+		[ 'max_distance', u16($meta, $META{max_distance}), $info[0][1] ],
+		[ 'blocks', u16($meta, $META{blocks}), $info[0][9] ],
+		[ 'ntables', u16($meta, $META{ntables}), scalar(@info) ],
+		[ 'meta pd_special', u16($meta, $HDR{pd_special}), $SPECIAL ],
+		[ 'meta page_id', u16($meta, opq_off('page_id')), $PERM_PAGE_ID ],
+		[ 'meta flags', u16($meta, opq_off('flags')), $PERM_META ]);
+	for my $t (0 .. $#info)
+	{
+		my $p = u8($meta, meta_table_off($t, 'prefix_bits'));
+		my @bits = map { u8($meta, meta_table_off($t, 'bits') + $_) } 0 .. 63;
+		push @layout_ok, [ "table $t prefix_bits", $p, $info[$t][2] ],
+		  [ "table $t prefix", join(',', @bits[ 0 .. $p - 1 ]), $info[$t][3] ],
+		  [ "table $t root_level", u16($meta, meta_table_off($t, 'root_level')), $info[$t][4] - 1 ];
+		$ctx{t0bits} = \@bits if $t == 0;
+	}
+	$ctx{root} = u32($meta, meta_table_off(0, 'root'));
+	$ctx{t1root} = u32($meta, meta_table_off(1, 'root'));
+
+	# the leaves of tables 0 and 1, from their leftmost, and table 0's root
+	my %leaves;
+	for my $t (0, 1)
+	{
+		my $blk = u32($meta, meta_table_off($t, 'root'));
+		my $page = read_block($file, $blk);
+		push @layout_ok,
+		  [ "table $t root flags", u16($page, opq_off('flags')), $PERM_INTERNAL | $PERM_ROOT ],
+		  [ "table $t root page_id", u16($page, opq_off('page_id')), $PERM_PAGE_ID ],
+		  [ "table $t root pd_lower", u16($page, $HDR{pd_lower}),
+			$ENTRIES + u16($page, opq_off('nentries')) * $DOWNLINK_SIZE ];
+		while (u16($page, opq_off('level')) > 0)
+		{
+			$blk = u32($page, downlink_child_off(0));
+			$page = read_block($file, $blk);
+		}
+		while ($blk != $NOT_A_BLOCK)
+		{
+			$page = read_block($file, $blk);
+			push @layout_ok,
+			  [ "leaf $blk flags", u16($page, opq_off('flags')) & ~$PERM_ROOT, $PERM_LEAF ],
+			  [ "leaf $blk table", u16($page, opq_off('table')), $t ],
+			  [ "leaf $blk page_id", u16($page, opq_off('page_id')), $PERM_PAGE_ID ];
+			push @{ $leaves{$t} }, { blk => $blk, hikey => u64($page, opq_off('hikey')) };
+			$blk = u32($page, opq_off('rightlink'));
+		}
+	}
+	push @layout_ok, [ 'table 0 leaves', scalar(@{ $leaves{0} }), $info[0][5] ];
+	my @bad = grep { $_->[1] ne $_->[2] } @layout_ok;
+	is(scalar(@bad), 0, "$name: the page layout is the one this test's offsets assume")
+	  or diag(join("\n", map { "$_->[0]: $_->[1], expected $_->[2]" } @bad));
+	BAIL_OUT('the page layout differs from the offsets in this test') if @bad;
+
+	# the leaf of table 0 that holds pseudo_fp(77): its key in table 0
+	my $fp = unpack('Q', pack('q', $fp77));	# as unsigned
+	my $key = 0;
+	$key |= (($fp >> $ctx{t0bits}[$_]) & 1) << (63 - $_) for 0 .. 63;
+	my @l0 = @{ $leaves{0} };
+	cmp_ok(scalar(@l0), '>=', 3, "$name: table 0 has at least 3 leaves");
+	my ($i) = grep { $_ == $#l0 || $key < $l0[$_]{hikey} } 0 .. $#l0;
+	if ($i == 0 || $i == $#l0)
+	{
+		# the damaged leaf needs neighbours on both sides
+		note("$name: the run of pseudo_fp(77) is in leaf $i of table 0, at an end: damaging the middle leaf");
+		$i = int(@l0 / 2);
+	}
+	$ctx{leaf} = $l0[$i]{blk};
+	$ctx{left} = $l0[ $i - 1 ]{blk};
+	$ctx{t1leaf} = $leaves{1}[1]{blk};
+	my $leafpage = read_block($file, $ctx{leaf});
+	$ctx{leaf_nentries} = u16($leafpage, opq_off('nentries'));
+	my $rootpage = read_block($file, $ctx{root});
+	($ctx{leaf_slot}) = grep { u32($rootpage, downlink_child_off($_)) == $ctx{leaf} }
+	  0 .. u16($rootpage, opq_off('nentries')) - 1;
+	note(sprintf('%s: index of %d blocks; table 0: root %d, leaves %s; damaged leaf %d '
+		  . '(downlink %d of the root, left sibling %d, %d entries); table 1: root %d, a leaf %d',
+		$name, $nblocks, $ctx{root}, join(',', map { $_->{blk} } @l0), $ctx{leaf},
+		$ctx{leaf_slot}, $ctx{left}, $ctx{leaf_nentries}, $ctx{t1root}, $ctx{t1leaf}));
+	return \%ctx;
+}
+
+#
+# One scenario
+#
+
+sub apply_damage
+{
+	my ($ctx, $sc) = @_;
+	my ($name, @spec) = @$sc;
+	my $file = $ctx->{node}->data_dir . "/$ctx->{relpath}";
+	my $val = sub { ref $_[0] eq 'CODE' ? $_[0]->($ctx) : $_[0] };
+	my @where;
+	if ($spec[0] eq 'zero')
+	{
+		my $blk = $ctx->{ $spec[1] };
+		write_bytes($file, $blk * $BLCKSZ, "\0" x $BLCKSZ);
+		push @where, "block $blk zeroed";
+	}
+	else
+	{
+		for my $d (@spec)
+		{
+			my ($blkname, $off, $fmt, $value) = @$d;
+			my $blk = $blkname eq 'meta' ? 0 : $ctx->{$blkname};
+			$off = $val->($off);
+			$value = $val->($value);
+			write_bytes($file, $blk * $BLCKSZ + $off, pack($fmt, $value));
+			push @where, sprintf('block %d (%s) offset %d: %s %s', $blk, $blkname, $off, $fmt, $value);
+		}
+	}
+	return join('; ', @where);
+}
+
+sub run_scenario
+{
+	my ($ctx, $sc) = @_;
+	my $node = $ctx->{node};
+	my $name = $sc->[0];
+	my $t0 = time;
+
+	sync_tree($ctx->{pristine}, $node->data_dir);
+	my $where = apply_damage($ctx, $sc);
+	$node->start;
+	my $pm_start = $node->safe_psql('postgres', 'SELECT pg_postmaster_start_time()');
+	my $logpos = -s $node->logfile;
+
+	my (%res, @fail, @events);
+	my $restarted = 0;
+	my $op = sub {
+		my ($col, $sql, $expect) = @_;
+		my $r = run_op($node, $sql, $expect);
+		$res{$col} = label($r);
+		return $r if $r->{kind} eq 'ok';
+		push @events, "$col: " . ($r->{kind} eq 'ERROR' ? $r->{detail} : "$r->{kind} $r->{detail}");
+		if ($r->{kind} ne 'ERROR')
+		{
+			push @fail, "$col: $r->{kind} $r->{detail}";
+			if ($r->{kind} eq 'CRASH' || $r->{kind} eq 'HANG' || $r->{kind} eq 'FAILED')
+			{
+				restart_node($node);
+				$restarted = 1;
+			}
+		}
+		return $r;
+	};
+
+	# read-only: the damaged index as it is
+	for my $k (@KS)
+	{
+		$op->("i$k", $INDEXSCAN . answers_sql($k), $ctx->{truth}{$k});
+	}
+	for my $k (@KS)
+	{
+		$op->("b$k", $BITMAPSCAN . answers_sql($k), $ctx->{truth}{$k});
+	}
+	$op->('info', $INFO_SQL, $ctx->{info});
+	for my $c (@{ $ctx->{checks} })
+	{
+		# the index is damaged: a check must not pass
+		my $r = $op->($c->[0], $c->[1], undef);
+		if ($r->{kind} eq 'ok')
+		{
+			$res{ $c->[0] } = 'MISSED';
+			my $rows = () = $r->{out} =~ /^/mg;
+			push @fail, "$c->[0]: MISSED the damage ($rows rows)";
+			push @events, $fail[-1];
+		}
+	}
+
+	# writes
+	my $ins = $op->('ins', $INSERT_SQL, '');
+	if ($ins->{kind} eq 'ok')
+	{
+		$op->('insf', $INSERT_FOUND_SQL, '31');
+	}
+	my $del = $op->('del', $DELETE_SQL, $DELETE_EXPECTED);
+	my $vac = $op->('vac', $VACUUM_SQL, '');
+	my $layout = join("\n", map { my @f = split /\|/; join('|', @f[ 0 .. 3, 9 ]) } split /\n/, $ctx->{info});
+	if ($vac->{kind} eq 'ok')
+	{
+		(my $expect = $layout) =~ s/$/|t/mg;
+		$op->('info2', $INFO2_SQL, $expect);
+	}
+	else
+	{
+		(my $sql = $INFO2_SQL) =~ s/,\s*entries = \(SELECT count\(fp\) FROM docs\)//;
+		$op->('info2', $sql, $layout);
+	}
+
+	# the server did not crash
+	if (!$restarted)
+	{
+		my $log = slurp_file($node->logfile, $logpos);
+		my @crash = $log =~ /^.*(?:terminated by signal|server process .* was terminated|PANIC:|all server processes terminated).*$/mg;
+		my $r = run_op($node, 'SELECT pg_postmaster_start_time()', $pm_start);
+		if (@crash || $r->{kind} ne 'ok')
+		{
+			$res{srv} = 'CRASH';
+			push @fail, 'srv: CRASH the server restarted: ' . join('; ', @crash, $r->{kind});
+			push @events, $fail[-1];
+			restart_node($node);
+		}
+		else
+		{
+			$res{srv} = 'ok';
+		}
+	}
+	else
+	{
+		$res{srv} = 'RESTART';
+	}
+
+	# REINDEX heals: answers equal a sequential scan's as the table is now
+	my $rdx = $op->('rdx', 'REINDEX INDEX docs_idx', '');
+	if ($rdx->{kind} eq 'ERROR')
+	{
+		push @fail, "rdx: REINDEX failed: $rdx->{detail}";
+	}
+	elsif ($rdx->{kind} eq 'ok')
+	{
+		my $truth = run_op($node, $SEQSCAN . $ALL_ANSWERS_SQL, undef);
+		for my $check ([ 'index scan', $INDEXSCAN . $ALL_ANSWERS_SQL, $truth->{out} ],
+			[ 'bitmap scan', $BITMAPSCAN . $ALL_ANSWERS_SQL, $truth->{out} ],
+			[ 'reach', $REACH_SQL, '0' ])
+		{
+			my $r = run_op($node, $check->[1], $check->[2]);
+			next if $r->{kind} eq 'ok' && $truth->{kind} eq 'ok';
+			$res{rdx} = $r->{kind} eq 'ok' ? 'WRONG' : label($r);
+			push @fail, "rdx: after REINDEX, $check->[0]: " . label($r) . ' ' . ($r->{detail} // $truth->{detail});
+			push @events, $fail[-1];
+			last;
+		}
+	}
+	$node->stop('immediate');
+
+	my $seconds = time - $t0;
+	ok(!@fail, "$name: every statement ERRORs or answers right, no crash or hang, REINDEX heals")
+	  or diag("$name ($where):\n" . join("\n", @fail));
+	return { name => $name, where => $where, res => \%res, events => \@events, fail => scalar(@fail), seconds => $seconds };
+}
+
+sub report
+{
+	my ($title, $results) = @_;
+	my $w = 8;
+	my $nw = 30;
+	my @lines = ("$title", sprintf("%-${nw}s", 'scenario') . join('', map { sprintf("%-${w}s", $_) } @COLUMNS) . 'secs');
+	for my $r (@$results)
+	{
+		push @lines, sprintf("%-${nw}s", $r->{name})
+		  . join('', map { sprintf("%-${w}s", $r->{res}{$_} // '-') } @COLUMNS)
+		  . sprintf('%.1f', $r->{seconds});
+	}
+	push @lines, '',
+	  'i<k>, b<k>: index scan, bitmap scan at radius k; info: simhash_perm_info(); chk, chkx:',
+	  'simhash_perm_check(), without and with heapallindexed; ins: INSERT, insf: its rows found;',
+	  'del: DELETE through the index; vac: VACUUM; info2: simhash_perm_info() after them;',
+	  'srv: the server did not restart; rdx: REINDEX, then answers as a sequential scan\'s.',
+	  'ok: right answer; a SQLSTATE: an ERROR (57014: only statement_timeout ended it);',
+	  '-: not run (chk/chkx: not installed; insf: the INSERT failed); RESTART: the server was',
+	  'restarted after a crash or hang.  Failures: CRASH, HANG, WRONG, FATAL, MISSED (the',
+	  'check passed on the damaged index), FAILED (psql could not run).', '',
+	  'damage (offsets from the start of the block):';
+	push @lines, map { sprintf("  %-${nw}s %s", $_->{name}, $_->{where}) } @$results;
+	push @lines, '', 'what did not answer right (operation: SQLSTATE and message, or failure):';
+	for my $r (@$results)
+	{
+		next unless @{ $r->{events} };
+		# group the operations that ended with the same message
+		my (%by, @order);
+		for my $e (@{ $r->{events} })
+		{
+			my ($col, $msg) = $e =~ /^(\S+): (.*)$/s;
+			push @order, $msg unless $by{$msg};
+			push @{ $by{$msg} }, $col;
+		}
+		push @lines, "  $r->{name}:";
+		push @lines, map { '    ' . join(',', @{ $by{$_} }) . ": $_" } @order;
+	}
+	my @failed = map { $_->{name} } grep { $_->{fail} } @$results;
+	push @lines, '', sprintf('%d of %d scenarios failed%s', scalar(@failed), scalar(@$results),
+		@failed ? ': ' . join(' ', @failed) : '');
+	note(join("\n", @lines));
+	return;
+}
+
+#
+# The run
+#
+
+my $t_start = time;
+my %by_name = map { $_->[0] => $_ } @SCENARIOS;
+
+my $plain = prepare('corrupt');
+my @results = map { run_scenario($plain, $_) } @SCENARIOS;
+ok(scalar(@results) >= 20, scalar(@results) . ' scenarios ran without data checksums')
+  unless defined $ENV{SIMHASH_SCENARIOS};
+
+my $sums = prepare('corrupt_checksums', extra => ['--data-checksums']);
+my @results_sums = map { run_scenario($sums, $by_name{$_}) } @CHECKSUM_SCENARIOS;
+
+report('without data checksums:', \@results);
+report('with data checksums:', \@results_sums);
+note(sprintf('total time %.0f s', time - $t_start));
+
+done_testing();
