@@ -51,7 +51,10 @@
 #define PERM_NSTRATEGIES		1
 #define PERM_NPROCS				0
 
-/* Identification of our pages (last two bytes of every page) */
+/*
+ * Identification of our pages: the last field of every page's special space
+ * (bytes 8184-8185 of an 8 kB page; the struct is padded to 48 bytes)
+ */
 #define PERM_PAGE_ID			0xFF8A
 #define PERM_MAGIC				0x53484D50	/* "SHMP" */
 #define PERM_VERSION			1
@@ -150,7 +153,7 @@ typedef struct PermPageOpaqueData
 	uint8		block_bytes;
 	uint8		off_bytes;
 	ItemPointerData hikey_tid;
-	uint16		page_id;		/* PERM_PAGE_ID, last two bytes of the page */
+	uint16		page_id;		/* PERM_PAGE_ID, the special space's last field */
 } PermPageOpaqueData;
 
 typedef PermPageOpaqueData *PermPageOpaque;

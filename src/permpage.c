@@ -423,10 +423,13 @@ PermCheckMetaPage(Relation index, Page page)
 		for (i = 0; i < 64; i++)
 			if (tab->bits[i] < 64)
 				seen |= UINT64CONST(1) << tab->bits[i];
-		if (seen != PG_UINT64_MAX || tab->prefix_bits < 1 ||
-			tab->prefix_bits > 64)
+		if (seen != PG_UINT64_MAX)
 			PermReportCorruption(index, PERM_METAPAGE_BLKNO,
-								 psprintf("Table %d: its bit order is not a permutation, or its prefix has %u bits.",
+								 psprintf("Table %d: its bit order is not a permutation of the 64 bits.",
+										  t));
+		if (tab->prefix_bits < 1 || tab->prefix_bits > 64)
+			PermReportCorruption(index, PERM_METAPAGE_BLKNO,
+								 psprintf("Table %d: its prefix has %u bits.",
 										  t, tab->prefix_bits));
 		if (tab->root == PERM_METAPAGE_BLKNO || tab->root >= nblocks ||
 			tab->root_level > PERM_MAX_LEVEL)
