@@ -384,6 +384,8 @@ extern bool PermLeafSetEntries(Page page, const PermKey *keys, int n,
 							   int nsorted);
 extern int	PermLeafSortedEntries(Page page, PermKey *out);
 extern bool PermLeafHasRoom(Page page, const PermKey *key);
+extern bool PermLeafAppendIsPlain(Page page, const PermKey *key);
+extern int	PermLeafEncodeEntry(Page page, const PermKey *key, char *out);
 extern bool PermLeafAppend(Page page, const PermKey *key, int *slot);
 extern int	PermLeafRemove(Page page, bool (*dead) (ItemPointer tid, void *arg),
 						   void *arg, int *kept);

@@ -65,17 +65,50 @@ typedef struct LeafAppend
 	bool		rewritten;		/* all entries were rewritten: log them all */
 } LeafAppend;
 
-/* Add one fragment to a generic WAL delta being built */
+/* Add one fragment, len bytes to go at offset off, to a delta being built */
+static char *
+add_fragment_bytes(char *out, size_t off, const void *bytes, size_t len)
+{
+	OffsetNumber ooff = (OffsetNumber) off;
+	OffsetNumber olen = (OffsetNumber) len;
+
+	memcpy(out, &ooff, sizeof(ooff));
+	memcpy(out + sizeof(ooff), &olen, sizeof(olen));
+	memcpy(out + 2 * sizeof(OffsetNumber), bytes, len);
+	return out + 2 * sizeof(OffsetNumber) + len;
+}
+
+/* Add the fragment of a page's bytes [start, start + len) */
 static char *
 add_fragment(char *out, Page page, const void *start, size_t len)
 {
-	OffsetNumber off = (OffsetNumber) ((const char *) start - (const char *) page);
-	OffsetNumber olen = (OffsetNumber) len;
+	return add_fragment_bytes(out, (const char *) start - (const char *) page,
+							  start, len);
+}
 
-	memcpy(out, &off, sizeof(off));
-	memcpy(out + sizeof(off), &olen, sizeof(olen));
-	memcpy(out + 2 * sizeof(OffsetNumber), start, len);
-	return out + 2 * sizeof(OffsetNumber) + len;
+/*
+ * The delta of a plain append (PermLeafAppendIsPlain) of key to page, built
+ * without changing the page: the new entry, pd_lower and the counts.
+ */
+static char *
+plain_append_delta(char *out, Page page, const PermKey *key, int *slot)
+{
+	PermPageOpaque opaque = PermPageGetOpaque(page);
+	char		entry[32];
+	int			esize = PermLeafEncodeEntry(page, key, entry);
+	LocationIndex lower = ((PageHeader) page)->pd_lower + esize;
+	char		counts[PERM_COUNTS_SIZE];
+	uint16		nentries = opaque->nentries + 1;
+
+	*slot = opaque->nentries;
+	memcpy(counts, &opaque->nentries, PERM_COUNTS_SIZE);
+	memcpy(counts, &nentries, sizeof(nentries));
+	out = add_fragment_bytes(out, (PermPageEntries(page) - (char *) page) +
+							 (size_t) *slot * esize, entry, esize);
+	out = add_fragment_bytes(out, offsetof(PageHeaderData, pd_lower),
+							 &lower, sizeof(lower));
+	return add_fragment_bytes(out, (char *) &opaque->nentries - (char *) page,
+							  counts, PERM_COUNTS_SIZE);
 }
 
 /* Write a delta's fragments into a page, as generic_redo() does */
@@ -124,6 +157,18 @@ leaves_append_logged(Relation index, int n, LeafAppend *las, const PermKey *keys
 		int			esize;
 		char	   *out;
 
+		/* the common case: a few bytes, computed from the page as it is */
+		if (PermLeafAppendIsPlain(BufferGetPage(las[i].buf), &keys[i]))
+		{
+			las[i].rewritten = false;
+			out = plain_append_delta(state->append_scratch->deltas[i],
+									 BufferGetPage(las[i].buf), &keys[i],
+									 &las[i].slot);
+			lens[i] = out - state->append_scratch->deltas[i];
+			continue;
+		}
+
+		/* a rewrite of the entries: done on a copy of the page */
 		memcpy(page, BufferGetPage(las[i].buf), BLCKSZ);
 		opaque = PermPageGetOpaque(page);
 		las[i].rewritten = PermLeafAppend(page, &keys[i], &las[i].slot);

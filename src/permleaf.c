@@ -271,6 +271,34 @@ PermLeafHasRoom(Page page, const PermKey *key)
 }
 
 /*
+ * Is appending key a plain append: no wider TID fields and a tail not yet
+ * due for merging?  Then only the new entry, pd_lower and the counts change
+ * (PermLeafAppend's first case).
+ */
+bool
+PermLeafAppendIsPlain(Page page, const PermKey *key)
+{
+	PermPageOpaque opaque = PermPageGetOpaque(page);
+
+	return bytes_for(ItemPointerGetBlockNumberNoCheck(&key->tid)) <= opaque->block_bytes &&
+		bytes_for(ItemPointerGetOffsetNumberNoCheck(&key->tid)) <= opaque->off_bytes &&
+		opaque->nentries + 1 - opaque->nsorted < PERM_LEAF_TAIL_MAX;
+}
+
+/*
+ * Encode key in the page's entry format into out (which needs 8 bytes of
+ * room past the entry); returns the entry's size.
+ */
+int
+PermLeafEncodeEntry(Page page, const PermKey *key, char *out)
+{
+	PermPageOpaque opaque = PermPageGetOpaque(page);
+
+	return encode_entry((unsigned char *) out, key, opaque->key_bytes,
+						opaque->block_bytes, opaque->off_bytes);
+}
+
+/*
  * Append key to the leaf, which must have room (PermLeafHasRoom).  Returns
  * true if the whole entry array was rewritten (the format widened, or the
  * tail was merged into the sorted part), false if only the new entry's
