@@ -46,6 +46,14 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+/*
+ * Fingerprints are stored data, and XXH3's output is frozen only from
+ * xxHash 0.8.0 on (earlier releases marked it experimental, and it changed).
+ */
+#if !defined(XXH_VERSION_NUMBER) || XXH_VERSION_NUMBER < 800
+#error "simhash needs xxHash 0.8.0 or later (libxxhash-dev): XXH3 output, which fingerprints store, is stable only from 0.8.0"
+#endif
+
 #include "fingerprint.h"
 #include "tokenizer_loop.h"
 

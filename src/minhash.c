@@ -34,6 +34,11 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+/* Signatures and band keys are stored data: see fingerprint.c */
+#if !defined(XXH_VERSION_NUMBER) || XXH_VERSION_NUMBER < 800
+#error "simhash needs xxHash 0.8.0 or later (libxxhash-dev): XXH3 output, which fingerprints store, is stable only from 0.8.0"
+#endif
+
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "utils/array.h"
