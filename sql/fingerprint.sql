@@ -125,6 +125,74 @@ SELECT simhash(repeat('x', 100000000)) <> simhash(text 'yyy') AS one_token_diffe
        simhash(repeat('x', 100000000)) = simhash(repeat('x', 100000000)) AS deterministic;
 SELECT simhash(repeat('汉字', 17000000)) = simhash(repeat('汉字', 1000)) AS cjk_100mb;
 
+-- binary and log weights, and character n-grams, collect their features
+-- and merge equal ones whenever the collector fills (at 512 entries, then
+-- doubling): on texts of many features, some repeated, some distinct, the
+-- fingerprints are those of version 1.1, which kept every occurrence
+CREATE TEMP TABLE many_features AS
+SELECT string_agg(CASE i % 3 WHEN 0 THEN 'w' || (i % 97)
+                             WHEN 1 THEN 'x' || (i % 1009)
+                             ELSE 'y' || (i * 7919 % 50021) END, ' ' ORDER BY i) AS body,
+       string_agg(i::text, ' ' ORDER BY i) AS distinct_body
+  FROM generate_series(1, 200000) i;
+SELECT octet_length(body) AS bytes,
+       simhash_feature_count(body, '{1,2,3,4,5,6,7,8}') AS occurrences
+  FROM many_features;
+SELECT simhash(body, '{1}', 'binary') AS binary_1,
+       simhash(body, '{1,3}', 'binary') AS binary_1_3,
+       simhash(body, '{1,2,3,4,5,6,7,8}', 'binary') AS binary_1_8,
+       simhash(body, '{1}', 'log') AS log_1,
+       simhash(body, '{1,3}', 'log') AS log_1_3,
+       simhash(body, '{1,2,3,4,5,6,7,8}', 'log') AS log_1_8
+  FROM many_features;
+SELECT simhash_chargrams(body, 1, 'log') AS chargrams_1_log,
+       simhash_chargrams(body, 4, 'binary') AS chargrams_4_binary,
+       simhash_chargrams(body, 4, 'log') AS chargrams_4_log
+  FROM many_features;
+-- every feature distinct: binary weights vote as tf does
+SELECT simhash(distinct_body, '{1,2,3}', 'binary') AS distinct_binary,
+       simhash(distinct_body, '{1,2,3}', 'binary') = simhash(distinct_body, '{1,2,3}', 'tf') AS binary_is_tf,
+       simhash(distinct_body, '{1,2,3}', 'log') = simhash(distinct_body, '{1,2,3}', 'tf') AS log_is_tf
+  FROM many_features;
+-- one feature a million times, among others
+SELECT simhash(repeat('a ', 1000000) || body, '{1,2}', 'log') AS log_heavy_feature,
+       simhash(repeat('a ', 1000000) || body, '{1,2}', 'binary') AS binary_heavy_feature
+  FROM many_features;
+-- the 100 MB text under binary weights: the distinct features of its 1 MB
+-- building block
+SELECT simhash(repeat('lorem ipsum dolor sit amet ', 3883496), '{1,3}', 'binary') =
+       simhash(repeat('lorem ipsum dolor sit amet ', 38835), '{1,3}', 'binary') AS binary_100mb;
+-- the count of features does not depend on the weighting
+SELECT simhash_feature_count(body, '{1,3}', 'tf') AS tf,
+       simhash_feature_count(body, '{1,3}', 'binary') AS binary,
+       simhash_feature_count(body, '{1,3}', 'log') AS log,
+       simhash_is_reliable(body, 399998, '{1,3}', 'log') AS reliable_at_count,
+       simhash_is_reliable(body, 399999, '{1,3}', 'binary') AS reliable_above_count
+  FROM many_features;
+
+-- simhash_tokens writes its array in place: byte for byte the array that
+-- PostgreSQL builds from the same strings (*= compares the bytes)
+SELECT x *= y AS same_bytes, cardinality(t) AS tokens
+  FROM (SELECT ROW(simhash_tokens(body)) AS x, ROW(string_to_array(body, ' ')) AS y,
+               simhash_tokens(body) AS t
+          FROM many_features) s;
+SELECT x1 *= y1 AS unigram, x2 *= y2 AS bigram, x3 *= y3 AS empty, dims
+  FROM (SELECT ROW(simhash_tokens(text 'Ab, ÉCOLE 中文 x')) AS x1,
+               ROW(ARRAY['ab', 'école', '中', '文', 'x']) AS y1,
+               ROW(simhash_tokens(text 'Ab, ÉCOLE 中文 x', 'bigram')) AS x2,
+               ROW(ARRAY['ab', 'école', '中文', 'x']) AS y2,
+               ROW(simhash_tokens(text ' ... ')) AS x3, ROW('{}'::text[]) AS y3,
+               array_dims(simhash_tokens(text 'a b c')) AS dims) s;
+SELECT cardinality(simhash_tokens(repeat('lorem ipsum dolor sit amet ', 3883496))) AS tokens_of_100mb;
+
+-- an array holds at most 1 GB: simhash_tokens refuses a text whose tokens
+-- would not fit (SQLSTATE 54000), before allocating them
+\set VERBOSITY default
+SELECT simhash_tokens(repeat('a ', 140000000));
+\echo SQLSTATE :LAST_ERROR_SQLSTATE
+\set VERBOSITY terse
+DROP TABLE many_features;
+
 -- mixed scripts in one document
 SELECT simhash(text 'PostgreSQL 数据库 は 高速 です and fast') <->
        simhash(text 'PostgreSQL 数据库 は 高速 です and quick') AS mixed_scripts_near;
@@ -138,5 +206,9 @@ SET client_encoding = 'UTF8';
 CREATE EXTENSION simhash;
 SELECT simhash(text 'Ærøskøbing café naïve Straße') = :'utf8_fp'::simhash AS same_in_latin1;
 SELECT simhash_tokens(text 'Ærøskøbing CAFÉ');
+-- the array of tokens converted back to LATIN1, byte for byte
+SELECT x *= y AS same_bytes_in_latin1
+  FROM (SELECT ROW(simhash_tokens(text 'Ærøskøbing CAFÉ')) AS x,
+               ROW(ARRAY['ærøskøbing', 'café']) AS y) s;
 \c contrib_regression
 DROP DATABASE simhash_latin1;

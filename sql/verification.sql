@@ -124,3 +124,23 @@ SELECT s,
   FROM (VALUES (1, 1), (2, 3), (3, 2), (4, 1), (5, 3)) v(ord, s),
        (VALUES (text 'a b c d')) d(doc)
  ORDER BY ord;
+
+-- feature sets of texts with many features (the collector merges equal
+-- features whenever it fills): the values of version 1.1
+CREATE TEMP TABLE many_features AS
+SELECT string_agg(w, ' ' ORDER BY i) AS a,
+       string_agg(CASE WHEN i % 10 = 0 THEN 'z' || i ELSE w END, ' ' ORDER BY i) AS b
+  FROM (SELECT i, CASE i % 3 WHEN 0 THEN 'w' || (i % 97)
+                             WHEN 1 THEN 'x' || (i % 1009)
+                             ELSE 'y' || (i * 7919 % 50021) END AS w
+          FROM generate_series(1, 200000) i) s;
+SELECT round(simhash_jaccard(a, b)::numeric, 6) AS jaccard_3,
+       round(simhash_jaccard(a, b, '{1,2,3}')::numeric, 6) AS jaccard_1_3,
+       round(simhash_jaccard(a, b, '{1,2,3,4,5,6,7,8}')::numeric, 6) AS jaccard_1_8,
+       minhash_jaccard(minhash(a), minhash(b)) AS minhash_estimate
+  FROM many_features;
+SELECT md5(minhash(a)::text) AS minhash_a,
+       md5(minhash(b, 256, '{1,2,3,4,5,6,7,8}')::text) AS minhash_b_1_8,
+       minhash_bands(minhash(a, 8), 4) AS bands_a
+  FROM many_features;
+DROP TABLE many_features;

@@ -32,6 +32,13 @@
  * takes a fast path, tokens are hashed once and shingles are hashes of
  * hashes, and unit votes are added eight bits at a time in byte lanes.
  *
+ * Memory: tf weights need none beyond the text and one token (copied if it
+ * must be case-folded, and always for character n-grams).  Binary and log
+ * weights and feature sets collect the distinct feature hashes, merging
+ * each batch of new features into them (FeatureCollector): about 9 bytes
+ * per distinct feature (10 with log weights' counts), however often
+ * features repeat.  README.md, "Memory", has the measured figures.
+ *
  * IDENTIFICATION
  *	  src/fingerprint.c
  *
@@ -298,6 +305,226 @@ SimhashVoterResult(SimhashVoter *voter)
 /* Token hashes are buffered and turned into features this many at a time */
 #define TOKEN_BATCH		256
 
+/*
+ * The feature collector of binary and log weights and of feature sets.
+ *
+ * New features go to an unsorted batch.  When the batch is full, it is
+ * sorted and merged into the sorted array of the distinct features found so
+ * far (with their counts, under log weights): so memory follows the number
+ * of distinct features, not of occurrences.  The merge is in place: a first
+ * pass counts the distinct features of the union, the array grows to that
+ * size, and a second pass fills it from its end, where nothing is
+ * overwritten before it has been read.  The batch holds an eighth as many
+ * features as the array (at least COLLECT_MIN_BATCH), so each merge reads
+ * the array about twice for that many new features: a few sequential moves
+ * per feature beside the batch's sort.
+ *
+ * A count (log weights only) takes one byte; from COUNT_HEAVY on, the count
+ * is kept in a hash table of heavy features instead, which has at most one
+ * entry per COUNT_HEAVY occurrences.
+ */
+#define COLLECT_MIN_BATCH	(2 * TOKEN_BATCH)
+#define COUNT_HEAVY			255
+
+typedef struct HeavyFeature
+{
+	uint64		hash;
+	uint64		count;
+	char		status;			/* simplehash's */
+} HeavyFeature;
+
+#define SH_PREFIX heavy
+#define SH_ELEMENT_TYPE HeavyFeature
+#define SH_KEY_TYPE uint64
+#define SH_KEY hash
+#define SH_HASH_KEY(tb, key) ((uint32) ((key) ^ ((key) >> 32)))
+#define SH_EQUAL(tb, a, b) ((a) == (b))
+#define SH_SCOPE static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
+typedef struct FeatureCollector
+{
+	bool		counting;		/* keep counts (log weights)? */
+	uint64	   *distinct;		/* the distinct features so far, ascending */
+	uint8	   *counts;			/* their counts, or COUNT_HEAVY: see heavy */
+	size_t		ndistinct;
+	size_t		capacity;		/* of distinct[] and counts[] */
+	heavy_hash *heavy;			/* counts of COUNT_HEAVY and more, or NULL */
+	uint64	   *batch;			/* the latest features, unsorted */
+	size_t		nbatch;
+	size_t		batch_capacity;
+} FeatureCollector;
+
+static void
+collector_init(FeatureCollector *fc, bool counting)
+{
+	fc->counting = counting;
+	fc->capacity = COLLECT_MIN_BATCH;
+	fc->distinct = palloc(fc->capacity * sizeof(uint64));
+	fc->counts = counting ? palloc(fc->capacity) : NULL;
+	fc->ndistinct = 0;
+	fc->heavy = NULL;
+	fc->batch_capacity = COLLECT_MIN_BATCH;
+	fc->batch = palloc(fc->batch_capacity * sizeof(uint64));
+	fc->nbatch = 0;
+}
+
+/* The count of distinct[i] */
+static inline uint64
+collector_count(FeatureCollector *fc, size_t i)
+{
+	if (fc->counts[i] < COUNT_HEAVY)
+		return fc->counts[i];
+	return heavy_lookup(fc->heavy, fc->distinct[i])->count;
+}
+
+/* Set the count of distinct[w], which is (or is about to be) hash */
+static inline void
+collector_set_count(FeatureCollector *fc, size_t w, uint64 hash, uint64 count)
+{
+	HeavyFeature *entry;
+	bool		found;
+
+	if (count < COUNT_HEAVY)
+	{
+		fc->counts[w] = (uint8) count;
+		return;
+	}
+	if (fc->heavy == NULL)
+		fc->heavy = heavy_create(CurrentMemoryContext, 64, NULL);
+	entry = heavy_insert(fc->heavy, hash, &found);
+	entry->count = count;
+	fc->counts[w] = COUNT_HEAVY;
+}
+
+/* Sort the batch and merge it into the distinct features (see above) */
+static void
+collector_merge(FeatureCollector *fc)
+{
+	uint64	   *b = fc->batch;
+	uint64	   *d = fc->distinct;
+	size_t		nb = fc->nbatch;
+	size_t		p = fc->ndistinct;
+	size_t		m = p;
+	size_t		i = 0,
+				j,
+				w;
+
+	if (nb == 0)
+		return;
+	CHECK_FOR_INTERRUPTS();
+	sort_feature_hashes(b, nb);
+
+	/* first pass: the size of the union */
+	for (j = 0; j < nb; j++)
+	{
+		if (j > 0 && b[j] == b[j - 1])
+			continue;
+		while (i < p && d[i] < b[j])
+			i++;
+		if (i < p && d[i] == b[j])
+			i++;
+		else
+			m++;
+	}
+
+	if (m > fc->capacity)
+	{
+		fc->capacity = Max(m, fc->capacity + fc->capacity / 4);
+		fc->distinct = repalloc_huge(fc->distinct,
+									 fc->capacity * sizeof(uint64));
+		if (fc->counting)
+			fc->counts = repalloc_huge(fc->counts, fc->capacity);
+		d = fc->distinct;
+	}
+
+	/*
+	 * Second pass, from the ends: i, j and w count the entries of the old
+	 * array, of the batch and of the new array not yet placed.  w - i is the
+	 * number of new features still to place, so w >= i: an entry is written
+	 * only where one has already been read.  Once the batch is placed, the
+	 * rest of the old array is where it belongs.
+	 */
+	i = p;
+	j = nb;
+	w = m;
+	while (j > 0)
+	{
+		uint64		h = b[j - 1];
+		uint64		run = 0;
+
+		while (j > 0 && b[j - 1] == h)
+		{
+			j--;
+			run++;
+		}
+		while (i > 0 && d[i - 1] > h)
+		{
+			i--;
+			w--;
+			d[w] = d[i];
+			if (fc->counting)
+				fc->counts[w] = fc->counts[i];
+		}
+		w--;
+		if (i > 0 && d[i - 1] == h)
+		{
+			i--;
+			if (fc->counting)
+				collector_set_count(fc, w, h, collector_count(fc, i) + run);
+		}
+		else if (fc->counting)
+			collector_set_count(fc, w, h, run);
+		d[w] = h;
+	}
+	Assert(w == i);
+	fc->ndistinct = m;
+	fc->nbatch = 0;
+
+	/* the next batch: an eighth of the distinct features (or a bit more) */
+	if (m / 8 > fc->batch_capacity)
+	{
+		pfree(fc->batch);
+		fc->batch_capacity = Max(m / 8,
+								 fc->batch_capacity + fc->batch_capacity / 4);
+		fc->batch = MemoryContextAllocHuge(CurrentMemoryContext,
+										   fc->batch_capacity * sizeof(uint64));
+	}
+}
+
+/* Add n features (n <= COLLECT_MIN_BATCH) */
+static inline void
+collector_add(FeatureCollector *fc, const uint64 *features, int n)
+{
+	if (fc->nbatch + n > fc->batch_capacity)
+		collector_merge(fc);
+	memcpy(fc->batch + fc->nbatch, features, n * sizeof(uint64));
+	fc->nbatch += n;
+}
+
+/* Merge the last batch: distinct[] then holds all the distinct features */
+static void
+collector_finish(FeatureCollector *fc)
+{
+	collector_merge(fc);
+	pfree(fc->batch);
+	fc->batch = NULL;
+}
+
+/* Free the counts, once they have been used */
+static void
+collector_free_counts(FeatureCollector *fc)
+{
+	if (fc->counts)
+		pfree(fc->counts);
+	if (fc->heavy)
+		heavy_destroy(fc->heavy);
+	fc->counts = NULL;
+	fc->heavy = NULL;
+}
+
 typedef struct ShingleState
 {
 	const SimhashConfig *config;
@@ -315,10 +542,9 @@ typedef struct ShingleState
 	int64		nfeatures;
 	SimhashVoter voter;
 	uint64		features[TOKEN_BATCH];	/* one size's features of a batch */
-	bool		collect_all;	/* keep every feature, even under tf */
-	uint64	   *collected;		/* feature hashes, unless weighting is tf */
-	size_t		ncollected;
-	size_t		capacity;
+
+	bool		collecting;		/* collect features (else vote them now)? */
+	FeatureCollector collector;
 } ShingleState;
 
 /*
@@ -342,24 +568,15 @@ shingle_hash(const uint64 *tokens, int n)
 #endif
 }
 
-/* Count (tf) or keep (binary, log) the features of one batch */
+/* Count (tf) or collect (binary, log, feature sets) the features of a batch */
 static void
 take_features(ShingleState *st, const uint64 *features, int n)
 {
 	st->nfeatures += n;
-	if (st->config->weighting == SIMHASH_WEIGHT_TF && !st->collect_all)
-	{
+	if (!st->collecting)
 		SimhashVoterAddBatch(&st->voter, features, n);
-		return;
-	}
-	while (st->ncollected + n > st->capacity)
-	{
-		st->capacity *= 2;
-		st->collected = repalloc_huge(st->collected,
-									  st->capacity * sizeof(uint64));
-	}
-	memcpy(st->collected + st->ncollected, features, n * sizeof(uint64));
-	st->ncollected += n;
+	else
+		collector_add(&st->collector, features, n);
 }
 
 /*
@@ -571,37 +788,32 @@ collect_chargrams(ShingleState *st, const char *text, size_t len)
 }
 
 /*
- * Vote the collected features with binary or log-tf weights.  Sorting groups
- * equal hashes; for binary weights the distinct ones are compacted in place
- * and counted as one batch.
+ * Vote the collected features with binary or log-tf weights: binary weights
+ * count the distinct features as one batch of unit votes, log weights add
+ * them in ascending order of hash.
  */
 static void
 vote_collected(ShingleState *st)
 {
-	size_t		i = 0;
-	size_t		ndistinct = 0;
+	FeatureCollector *fc = &st->collector;
+	size_t		i;
 
-	sort_feature_hashes(st->collected, st->ncollected);
-	while (i < st->ncollected)
+	collector_finish(fc);
+	if (!fc->counting)
 	{
-		size_t		j = i + 1;
-
-		while (j < st->ncollected && st->collected[j] == st->collected[i])
-			j++;
-		if (st->config->weighting == SIMHASH_WEIGHT_BINARY)
-			st->collected[ndistinct++] = st->collected[i];
-		else
-			SimhashVoterAddWeighted(&st->voter, st->collected[i],
-									rint(LOG_WEIGHT_SCALE *
-										 (1.0 + log((double) (j - i)))));
-		i = j;
+		SimhashVoterAddBatch(&st->voter, fc->distinct, fc->ndistinct);
+		return;
 	}
-	SimhashVoterAddBatch(&st->voter, st->collected, ndistinct);
+	for (i = 0; i < fc->ndistinct; i++)
+		SimhashVoterAddWeighted(&st->voter, fc->distinct[i],
+								rint(LOG_WEIGHT_SCALE *
+									 (1.0 + log((double) collector_count(fc, i)))));
 }
 
 /*
  * Run a text through the scheme's feature pipeline: the features are voted
- * (tf) or collected in st.  collect_all keeps every feature in st->collected.
+ * (tf) or collected in st->collector.  collect_all collects them under any
+ * weighting, without counts.
  */
 static void
 find_features(ShingleState *st, const char *text, size_t len,
@@ -616,16 +828,11 @@ find_features(ShingleState *st, const char *text, size_t len,
 	st->nhashes = 0;
 	st->ntokens = 0;
 	st->nfeatures = 0;
-	st->collect_all = collect_all;
-	st->collected = NULL;
-	st->ncollected = 0;
-	st->capacity = 0;
+	st->collecting = collect_all || config->weighting != SIMHASH_WEIGHT_TF;
 	SimhashVoterInit(&st->voter);
-	if (config->weighting != SIMHASH_WEIGHT_TF || collect_all)
-	{
-		st->capacity = 2 * TOKEN_BATCH;
-		st->collected = palloc(st->capacity * sizeof(uint64));
-	}
+	if (st->collecting)
+		collector_init(&st->collector, !collect_all &&
+					   config->weighting == SIMHASH_WEIGHT_LOG);
 
 	if (config->chargram > 0)
 	{
@@ -662,10 +869,11 @@ SimhashOfText(const char *text, size_t len, const SimhashConfig *config,
 	Assert(config->nsizes >= 1 && config->nsizes <= SIMHASH_MAX_SHINGLE);
 
 	find_features(&st, text, len, config, false);
-	if (st.collected != NULL)
+	if (st.collecting)
 	{
 		vote_collected(&st);
-		pfree(st.collected);
+		collector_free_counts(&st.collector);
+		pfree(st.collector.distinct);
 	}
 	if (nfeatures)
 		*nfeatures = st.nfeatures;
@@ -682,14 +890,18 @@ SimhashFeatureSet(const char *text, size_t len, const SimhashConfig *config,
 				  size_t *nfeatures)
 {
 	ShingleState st;
-	size_t		i,
-				ndistinct = 0;
+	FeatureCollector *fc = &st.collector;
 
 	find_features(&st, text, len, config, true);
-	sort_feature_hashes(st.collected, st.ncollected);
-	for (i = 0; i < st.ncollected; i++)
-		if (ndistinct == 0 || st.collected[i] != st.collected[ndistinct - 1])
-			st.collected[ndistinct++] = st.collected[i];
-	*nfeatures = ndistinct;
-	return st.collected;
+	collector_finish(fc);
+
+	/*
+	 * Give back the unused part of a large array: simhash_jaccard() holds
+	 * one text's set while it collects the other's.
+	 */
+	if (fc->capacity - fc->ndistinct > COLLECT_MIN_BATCH)
+		fc->distinct = repalloc_huge(fc->distinct,
+									 Max(fc->ndistinct, 1) * sizeof(uint64));
+	*nfeatures = fc->ndistinct;
+	return fc->distinct;
 }

@@ -266,16 +266,29 @@ simhash_text(PG_FUNCTION_ARGS)
 	PG_RETURN_SIMHASH(simhash_of_text_arg(PG_GETARG_TEXT_PP(0), &config, NULL));
 }
 
+/*
+ * The number of features (occurrences) of a text argument.  It does not
+ * depend on the weighting, which is checked but then replaced by tf: tf
+ * collects nothing, so the count takes no memory for features.
+ */
+static int64
+feature_count_of_text_arg(text *doc, SimhashConfig *config)
+{
+	int64		nfeatures;
+
+	config->weighting = SIMHASH_WEIGHT_TF;
+	(void) simhash_of_text_arg(doc, config, &nfeatures);
+	return nfeatures;
+}
+
 /* simhash_feature_count(text, shingles, weighting, cjk): features voting */
 Datum
 simhash_text_feature_count(PG_FUNCTION_ARGS)
 {
 	SimhashConfig config;
-	int64		nfeatures;
 
 	config_from_args(fcinfo, &config);
-	(void) simhash_of_text_arg(PG_GETARG_TEXT_PP(0), &config, &nfeatures);
-	PG_RETURN_INT64(nfeatures);
+	PG_RETURN_INT64(feature_count_of_text_arg(PG_GETARG_TEXT_PP(0), &config));
 }
 
 /*
@@ -289,29 +302,50 @@ simhash_text_is_reliable(PG_FUNCTION_ARGS)
 {
 	int64		min_features = PG_GETARG_INT64(1);
 	SimhashConfig config;
-	int64		nfeatures;
 
 	SimhashConfigFromArgs(fcinfo, 2, 3, 4, &config);
-	(void) simhash_of_text_arg(PG_GETARG_TEXT_PP(0), &config, &nfeatures);
-	PG_RETURN_BOOL(nfeatures >= min_features);
+	PG_RETURN_BOOL(feature_count_of_text_arg(PG_GETARG_TEXT_PP(0), &config) >=
+				   min_features);
 }
 
-typedef struct TokenCollector
+/*
+ * simhash_tokens builds its text[] in place, in two passes over the text:
+ * the first adds up the size of the array, the second writes the tokens
+ * into it.  The array is what construct_md_array() would build (one
+ * dimension, lower bound 1, no NULLs, each element a text with a 4-byte
+ * header at an int-aligned offset, zero padding), but nothing else is
+ * allocated: no text value per token, no Datum array, no final copy, which
+ * together took about 11 bytes per byte of text.  An array larger than
+ * MaxAllocSize cannot exist, and the first pass finds out before anything
+ * is allocated.  Tokenizing twice costs less than those allocations did.
+ */
+typedef struct TokenArrayBuilder
 {
-	ArrayBuildState *astate;
-} TokenCollector;
+	char	   *data;			/* next element, or NULL in the first pass */
+	uint64		size;			/* bytes of the elements so far */
+	int64		ntokens;
+} TokenArrayBuilder;
 
-/* Token callback of simhash_tokens: convert back and collect */
+/* Token callback of simhash_tokens: convert back, measure or store */
 static void
 collect_token(void *arg, const char *token, size_t len)
 {
-	TokenCollector *tc = (TokenCollector *) arg;
+	TokenArrayBuilder *tb = (TokenArrayBuilder *) arg;
 	char	   *server = pg_any_to_server(token, (int) len, PG_UTF8);
-	text	   *t = cstring_to_text_with_len(server,
-											 server == token ? (int) len : (int) strlen(server));
+	size_t		slen = (server == token) ? len : strlen(server);
+	size_t		esize = INTALIGN(VARHDRSZ + slen);
 
-	tc->astate = accumArrayResult(tc->astate, PointerGetDatum(t), false,
-								  TEXTOID, CurrentMemoryContext);
+	tb->ntokens++;
+	tb->size += esize;
+	if (tb->data != NULL)
+	{
+		SET_VARSIZE(tb->data, VARHDRSZ + slen);
+		memcpy(VARDATA(tb->data), server, slen);
+		/* the padding is zero already (palloc0) */
+		tb->data += esize;
+	}
+	if (server != token)
+		pfree(server);
 }
 
 /* simhash_tokens(text, cjk): the tokens the default tokenizer sees */
@@ -320,14 +354,47 @@ simhash_text_tokens(PG_FUNCTION_ARGS)
 {
 	text	   *doc = PG_GETARG_TEXT_PP(0);
 	SimhashCjkMode cjk = parse_cjk(PG_GETARG_TEXT_PP(1));
-	TokenCollector tc;
+	TokenArrayBuilder tb;
 	const char *utf8;
 	size_t		len;
+	Size		overhead = ARR_OVERHEAD_NONULLS(1);
+	uint64		total;
+	ArrayType  *result;
 
-	tc.astate = initArrayResult(TEXTOID, CurrentMemoryContext, false);
 	utf8 = text_as_utf8(doc, &len);
-	SimhashTokenize(utf8, len, cjk, collect_token, &tc);
-	PG_RETURN_DATUM(makeArrayResult(tc.astate, CurrentMemoryContext));
+
+	/* first pass: how large is the array? */
+	tb.data = NULL;
+	tb.size = 0;
+	tb.ntokens = 0;
+	SimhashTokenize(utf8, len, cjk, collect_token, &tb);
+	if (tb.ntokens == 0)
+		PG_RETURN_ARRAYTYPE_P(construct_empty_array(TEXTOID));
+	total = overhead + tb.size;
+	if (total > MaxAllocSize || tb.ntokens > (int64) MaxArraySize)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("the tokens of a text of %zu bytes do not fit in an array",
+						(size_t) VARSIZE_ANY_EXHDR(doc)),
+				 errdetail("The %lld tokens would take %llu bytes as a text[]; "
+						   "an array takes at most %zu bytes and %zu elements.",
+						   (long long) tb.ntokens, (unsigned long long) total,
+						   (size_t) MaxAllocSize, (size_t) MaxArraySize)));
+
+	/* second pass: the tokens, in place */
+	result = (ArrayType *) palloc0(total);
+	SET_VARSIZE(result, total);
+	result->ndim = 1;
+	result->dataoffset = 0;
+	result->elemtype = TEXTOID;
+	ARR_DIMS(result)[0] = (int) tb.ntokens;
+	ARR_LBOUND(result)[0] = 1;
+	tb.data = (char *) result + overhead;
+	tb.size = 0;
+	tb.ntokens = 0;
+	SimhashTokenize(utf8, len, cjk, collect_token, &tb);
+	Assert(tb.data == (char *) result + total);
+	PG_RETURN_ARRAYTYPE_P(result);
 }
 
 /* Hash one text element of a feature array */
