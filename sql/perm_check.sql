@@ -52,6 +52,19 @@ SELECT sum(incomplete_splits) AS incomplete_splits,
        sum(entries) / count(*) = (SELECT count(fp) FROM ck2) AS one_entry_per_row
   FROM simhash_perm_check('ck2_fp', true);
 
+-- Keys below every key of the build: they all go to the leftmost leaf,
+-- whose splits add downlinks below the first one of the level above.  That
+-- first downlink stands for minus infinity; new ones go after it (before
+-- 1.2 they went before it, and descents then missed the leftmost leaf).
+CREATE TABLE ck3 (id int, fp simhash);
+INSERT INTO ck3 SELECT g, pseudo_fp(g) FROM generate_series(1, 1000) g;
+CREATE INDEX ck3_fp ON ck3 USING simhash_perm (fp);
+INSERT INTO ck3 SELECT -g, '0000000000000000' FROM generate_series(1, 3000) g;
+SELECT min(entries), max(entries) FROM simhash_perm_check('ck3_fp', true);
+SET enable_seqscan = off;
+SELECT count(*) AS index_zeros FROM ck3 WHERE hamming_near(fp, '0000000000000000', 3);
+RESET enable_seqscan;
+
 -- bad arguments
 SELECT * FROM simhash_perm_check(0);
 SELECT * FROM simhash_perm_check('ck');
@@ -84,5 +97,5 @@ SELECT count(*) FROM simhash_perm_check('ck_fp');
 RESET ROLE;
 DROP OWNED BY regress_simhash_inspector;
 DROP ROLE regress_simhash_inspector;
-DROP TABLE ck, ck2, ck_parted;
+DROP TABLE ck, ck2, ck3, ck_parted;
 DROP FUNCTION pseudo_fp(bigint);

@@ -197,13 +197,8 @@ write_leaves(Relation index, ForkNumber fork, int table, const PermKey *keys,
 		Assert(ok);
 		(void) ok;
 
-		if (j > i)
-			(*firsts)[npages] = keys[i];
-		else
-		{
-			(*firsts)[npages].key = 0;
-			ItemPointerSet(&(*firsts)[npages].tid, 0, 0);
-		}
+		/* the leftmost leaf's downlink stands for minus infinity */
+		(*firsts)[npages] = npages == 0 ? PermMinKey : keys[i];
 		(*blocks)[npages] = BufferGetBlockNumber(buf);
 
 		if (BufferIsValid(prev))

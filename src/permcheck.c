@@ -129,6 +129,10 @@ check_entries(TableCheck *tc, Buffer buf, const PermKey *low, PermKey *prev,
 		PermKey		k;
 
 		PermPageReadKey(page, i, &k);
+
+		/* the first downlink of a leftmost page stands for minus infinity */
+		if (!leaf && i == 0 && low == NULL)
+			continue;
 		if (i < opaque->nsorted)
 		{
 			if (*have_prev && PermCompareKeys(prev, &k) >= 0)

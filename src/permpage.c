@@ -153,11 +153,17 @@ PermPageReadKey(Page page, int i, PermKey *out)
 	}
 }
 
-/* First slot of the page's sorted part whose key is >= key */
+/*
+ * First slot of the page's sorted part whose key is >= key.  On internal
+ * pages slot 0 is never the answer: the first downlink of a level's
+ * leftmost page stands for minus infinity whatever key it carries (indexes
+ * built before version 1.2 wrote the first real key there), so the search
+ * and every insertion position start at slot 1.
+ */
 int
 PermPageLowerBound(Page page, const PermKey *key)
 {
-	int			lo = 0;
+	int			lo = (PermPageIsLeaf(page) || PermPageGetOpaque(page)->nsorted == 0) ? 0 : 1;
 	int			hi = PermPageGetOpaque(page)->nsorted;
 
 	while (lo < hi)
