@@ -75,6 +75,11 @@ for t in test/t/*.pl; do
 done
 rm -rf "$tapdir"
 
+echo "== sanitizers (test/sanitize.sh: its own PostgreSQL copy and cluster, about 5 minutes)"
+rc=0
+bash test/sanitize.sh || rc=$?
+record "sanitizers" $rc
+
 echo "== test suites"
 echo "suites: $passed passed, $failed failed"
 [ $failed -eq 0 ]
