@@ -10,8 +10,9 @@
 # independent reference implementation, holds the quality evaluation to the
 # targets a run can check (test/quality/evaluate.py --check, about 2
 # minutes), then runs the TAP tests (make prove_installcheck, one test at a
-# time; they start and stop their own clusters), and stops everything even
-# on failure.  The last line counts the suites; exit status 0 means every
+# time; they start and stop their own clusters), then test/sanitize.sh (the
+# tests and a bounded fuzz run under ASan and UBSan on a private copy of
+# PostgreSQL, about 5 minutes), and stops everything even on failure.  The last line counts the suites; exit status 0 means every
 # test passed.
 # .ci/run runs exactly this.
 set -euo pipefail
