@@ -82,6 +82,20 @@ corrupt(TableCheck *tc, BlockNumber blkno, const char *what)
 						 psprintf("Table %d: %s", tc->table, what));
 }
 
+/* The error for a heap row that a table of the index lacks */
+static void
+missing_row(TableCheck *tc, const PermKey *h, const char *where)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("index \"%s\" lacks the row at (%u,%u) in table %d",
+					RelationGetRelationName(tc->index),
+					ItemPointerGetBlockNumber(&h->tid),
+					ItemPointerGetOffsetNumber(&h->tid), tc->table),
+			 errdetail("Its key %016llX %s.", (unsigned long long) h->key, where),
+			 errhint("Please REINDEX it.")));
+}
+
 /* Callback of the heap scan: collect one row */
 static void
 collect_row(Relation index, ItemPointer tid, Datum *values, bool *isnull,
@@ -168,15 +182,7 @@ check_entries(TableCheck *tc, Buffer buf, const PermKey *low, PermKey *prev,
 			int			c = PermCompareKeys(h, &scratch[i]);
 
 			if (c < 0)
-				ereport(ERROR,
-						(errcode(ERRCODE_INDEX_CORRUPTED),
-						 errmsg("index \"%s\" lacks the row at (%u,%u) in table %d",
-								RelationGetRelationName(tc->index),
-								ItemPointerGetBlockNumber(&h->tid),
-								ItemPointerGetOffsetNumber(&h->tid), tc->table),
-						 errdetail("Its key %016llX belongs before block %u.",
-								   (unsigned long long) h->key, blkno),
-						 errhint("Please REINDEX it.")));
+				missing_row(tc, h, psprintf("belongs before block %u", blkno));
 			/* an index entry without a heap row is a dead one: skip it */
 			if (c == 0)
 				tc->heap_next++;
@@ -322,19 +328,8 @@ check_table(TableCheck *tc, const PermTable *meta_table)
 		}
 	}
 	if (tc->heap_keys != NULL && tc->heap_next < tc->nheap)
-	{
-		PermKey    *h = &tc->heap_keys[tc->heap_next];
-
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" lacks the row at (%u,%u) in table %d",
-						RelationGetRelationName(tc->index),
-						ItemPointerGetBlockNumber(&h->tid),
-						ItemPointerGetOffsetNumber(&h->tid), tc->table),
-				 errdetail("Its key %016llX lies beyond the last entry.",
-						   (unsigned long long) h->key),
-				 errhint("Please REINDEX it.")));
-	}
+		missing_row(tc, &tc->heap_keys[tc->heap_next],
+					"lies beyond the last entry");
 }
 
 /*
