@@ -11,6 +11,7 @@ OBJS = \
 	src/hamming.o \
 	src/fingerprint.o \
 	src/tokenizer.o \
+	src/vote.o \
 	src/fingerprint_sql.o \
 	src/minhash.o \
 	src/query.o \
@@ -56,7 +57,7 @@ include $(PGXS)
 
 # The fingerprint inner loops (tokenizer, XXH3 on short inputs, bit voting)
 # gain from more aggressive inlining and vectorisation than PGXS's -O2.
-src/fingerprint.o src/tokenizer.o: CFLAGS += -O3
+src/fingerprint.o src/tokenizer.o src/vote.o: CFLAGS += -O3
 
 # The bitcode that PostgreSQL's JIT may inline is built without run-time
 # CPU dispatch (ifuncs, target_clones): LLVM 14's ThinLTO indexer crashes on
