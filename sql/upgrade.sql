@@ -28,6 +28,9 @@ SELECT p.proname, p.provolatile, p.proisstrict, p.proparallel
 SELECT count(*) AS unchanged FROM up_docs WHERE fp = simhash(body);
 SET enable_seqscan = off;
 SELECT id FROM up_docs WHERE hamming_near(fp, simhash(text 'document number 17 of the upgrade test'), 0);
+-- and the index built under 1.0 serves nearest-neighbour queries (1.3)
+EXPLAIN (COSTS OFF) SELECT id FROM up_docs ORDER BY fp <-> simhash(text 'document number 17 of the upgrade test') LIMIT 1;
+SELECT id FROM up_docs ORDER BY fp <-> simhash(text 'document number 17 of the upgrade test') LIMIT 1;
 RESET enable_seqscan;
 DROP TABLE up_docs;
 

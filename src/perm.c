@@ -106,12 +106,12 @@ simhash_perm_handler(PG_FUNCTION_ARGS)
 	amroutine->amsupport = PERM_NPROCS;
 	amroutine->amoptsprocnum = 0;
 	amroutine->amcanorder = false;
-	amroutine->amcanorderbyop = false;
+	amroutine->amcanorderbyop = true;
 	amroutine->amcanbackward = false;
 	amroutine->amcanunique = false;
 	amroutine->amcanmulticol = false;
-	/* a scan without a hamming_near qual would return the whole table */
-	amroutine->amoptionalkey = false;
+	/* ORDER BY fp <-> q needs no qual (rows with a NULL fp are not indexed) */
+	amroutine->amoptionalkey = true;
 	amroutine->amsearcharray = false;
 	amroutine->amsearchnulls = false;
 	amroutine->amstorage = false;

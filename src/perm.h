@@ -48,7 +48,8 @@
 
 /* Operator strategies and support functions */
 #define PERM_WITHIN_STRATEGY	1	/* fp <@ simhash_within(q, k) */
-#define PERM_NSTRATEGIES		1
+#define PERM_DISTANCE_STRATEGY	2	/* ORDER BY fp <-> q */
+#define PERM_NSTRATEGIES		2
 #define PERM_NPROCS				0
 
 /*

@@ -10,6 +10,18 @@
  * genericcostestimate() prices the entries read and the heap access from
  * the selectivity of the clause; the descents are added like btree's.
  *
+ * An ordered scan (ORDER BY fp <-> q) does its index work before it returns
+ * its first row: the rings up to the distance of the n-th neighbour, where
+ * n is the query's LIMIT (or the planner's tuple fraction).  That distance
+ * is estimated as for uniformly random fingerprints: the smallest r with
+ * rows * C(64, <= r) / 2^64 >= n.  Near-duplicate data finds its
+ * neighbours sooner, so this errs towards the sequential scan.  Reading on
+ * to the end costs one table read whole, the sorting of each distance's rows
+ * by TID, and, without a qual, a pass over the table for the rows with a
+ * NULL fingerprint (permscan.c); a scan with neither qual nor ORDER BY
+ * (which the planner may build when sequential scans are disabled) reads
+ * one table whole and makes that pass.
+ *
  * IDENTIFICATION
  *	  src/permcost.c
  *
@@ -62,6 +74,35 @@ clause_radius(PlannerInfo *root, IndexPath *path)
 	return radius;
 }
 
+/*
+ * How many rows an ordered scan is expected to hand out: the LIMIT, or the
+ * planner's tuple fraction (absolute when >= 1), or all of them.
+ */
+static double
+order_rows_wanted(PlannerInfo *root, double rows)
+{
+	double		wanted = rows;
+
+	if (root->limit_tuples > 0)
+		wanted = root->limit_tuples;
+	else if (root->tuple_fraction >= 1.0)
+		wanted = root->tuple_fraction;
+	else if (root->tuple_fraction > 0)
+		wanted = root->tuple_fraction * rows;
+	return Max(1.0, Min(wanted, rows));
+}
+
+/* The Hamming radius holding `wanted` of `rows` uniformly random fingerprints */
+static int
+order_radius(double rows, double wanted)
+{
+	int			r = 0;
+
+	while (r < 64 && rows * simhash_count_within(64, r) / pow(2.0, 64) < wanted)
+		r++;
+	return r;
+}
+
 /* amcostestimate */
 void
 permcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
@@ -92,7 +133,15 @@ permcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	index_close(rel, NoLock);
 
 	radius = clause_radius(root, path);
-	if (radius < 0)
+	if (path->indexorderbys != NIL)
+	{
+		int			order_r = order_radius(rows, order_rows_wanted(root, rows));
+
+		radius = radius < 0 ? order_r : Min(radius, order_r);
+	}
+	else if (path->indexclauses == NIL)
+		radius = 64;			/* no qual at all: every row */
+	else if (radius < 0)
 		radius = layout->max_distance;	/* a parameter: assume the design */
 	spread = radius <= layout->max_distance ? 0 :
 		PermProbeSpread(layout->blocks, layout->max_distance, radius);
@@ -111,6 +160,7 @@ permcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	{
 		entries = rows;
 		descents = 1;
+		levels = tables[0].root_level + 1;
 	}
 
 	MemSet(&costs, 0, sizeof(costs));
@@ -126,6 +176,25 @@ permcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 		(cpu_index_tuple_cost + cpu_operator_cost);
 	costs.indexStartupCost += descent_cost;
 	costs.indexTotalCost += descent_cost;
+
+	/*
+	 * An ordered scan does all of the above before its first row; reading
+	 * on to the end adds one table read whole, and the NULL rows' pass.
+	 */
+	if (path->indexorderbys != NIL)
+	{
+		costs.indexStartupCost = costs.indexTotalCost;
+		if (entries < rows)
+			costs.indexTotalCost += rows * (cpu_index_tuple_cost + cpu_operator_cost) +
+				index->pages / Max(ntables, 1) * random_page_cost;
+		/* each distance's rows are sorted by TID as they are handed out */
+		costs.indexTotalCost += rows * 2.0 * cpu_operator_cost *
+			Max(1.0, log(rows / 65.0) / log(2.0));
+	}
+	/* without a qual, the NULL rows are found by reading the table */
+	if (path->indexclauses == NIL)
+		costs.indexTotalCost += index->rel->pages * seq_page_cost +
+			index->rel->tuples * cpu_tuple_cost;
 
 	*indexStartupCost = costs.indexStartupCost;
 	*indexTotalCost = costs.indexTotalCost;

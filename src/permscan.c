@@ -15,8 +15,14 @@
  * PermSearch() is the one place that turns a query into probes and
  * reports (TID, distance) pairs; gettuple collects and de-duplicates them
  * (a row can match in several tables), getbitmap adds them to the bitmap.
- * Ordered (nearest-first) scans can be built on the same primitive by
- * growing r.
+ *
+ * Ordered scans (ORDER BY fp <-> q) grow the search ring by ring: ring σ
+ * probes, in every table, the prefixes exactly σ bits from q's.  Once rings
+ * 0..σ are read, every row within R(σ), the largest r with s(r) <= σ, has
+ * been seen, so the rows found at distances up to R(σ) are handed out,
+ * nearest first, before ring σ + 1 is read (README.perm, "Nearest
+ * neighbours").  A ring that would cost more than reading one table whole is
+ * replaced by that read, which completes the ordering.
  *
  * IDENTIFICATION
  *	  src/permscan.c
@@ -26,6 +32,9 @@
 #include "postgres.h"
 
 #include "access/relscan.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/index.h"
 #include "miscadmin.h"
 #include "nodes/tidbitmap.h"
 #include "pgstat.h"
@@ -37,17 +46,13 @@
 #include "query.h"
 #include "simhash.h"
 
-typedef struct PermScanOpaqueData
+/* A list of heap TIDs */
+typedef struct PermTidList
 {
-	MemoryContext cxt;			/* holds the match list, reset on rescan */
-	bool		searched;
 	ItemPointerData *tids;
-	int64		ntids;
-	int64		maxtids;
-	int64		next;
-} PermScanOpaqueData;
-
-typedef PermScanOpaqueData *PermScanOpaque;
+	int64		n;
+	int64		max;
+} PermTidList;
 
 /* One query as seen by one table */
 typedef struct PermQuery
@@ -56,6 +61,43 @@ typedef struct PermQuery
 	int			radius;
 	uint64		key[PERM_MAX_TABLES];	/* center permuted for each table */
 } PermQuery;
+
+/* Largest Hamming distance, and the number of distinct distances */
+#define PERM_MAX_HAMMING	64
+#define PERM_NDISTANCES		(PERM_MAX_HAMMING + 1)
+
+typedef struct PermScanOpaqueData
+{
+	MemoryContext cxt;			/* holds the match lists, reset on rescan */
+	bool		searched;
+
+	/* unordered scans: every match, handed out in TID order */
+	PermTidList matches;
+	int64		next;
+
+	/*
+	 * Ordered scans.  queries[0] is the ORDER BY query (radius unused), the
+	 * others the scan's quals.  found[d] holds the rows seen so far at
+	 * distance d; every row within `complete` has been seen, rows within
+	 * `emitted` - 1 have been handed out, and none beyond `cap` can pass the
+	 * quals.
+	 */
+	PermQuery  *queries;
+	int			nqueries;
+	bool		order_null;		/* ORDER BY fp <-> NULL: no order at all */
+	int			cap;
+	int			complete;
+	int			emitted;
+	int			ring;			/* the next ring to read */
+	PermTidList found[PERM_NDISTANCES];
+	bool		found_sorted[PERM_NDISTANCES];
+
+	/* the rows whose fingerprint is NULL, handed out last */
+	bool		nulls_read;
+	PermTidList nulls;
+} PermScanOpaqueData;
+
+typedef PermScanOpaqueData *PermScanOpaque;
 
 /* State of one search, shared with the probe callback */
 typedef struct PermSearchState
@@ -88,10 +130,14 @@ search_match(void *arg, ItemPointer tid, uint64 key, int distance)
 	ss->callback(ss->arg, tid, key, distance);
 }
 
-/* Probe every prefix within `flips` more bit flips of key, from bit `from` down */
+/*
+ * Probe the prefixes `flips` more bit flips away from key's, flipping bits
+ * from bit `from` down: all of them within that many flips, or with `exact`
+ * only those exactly that many flips away (one ring of an ordered scan).
+ */
 static void
 probe_neighbours(Relation index, PermSearchState *ss, int prefix_bits,
-				 uint64 key, int from, int flips)
+				 uint64 key, int from, int flips, bool exact)
 {
 	PermQuery  *q = &ss->queries[0];
 	uint64		low_mask = prefix_bits >= 64 ? 0 :
@@ -99,8 +145,9 @@ probe_neighbours(Relation index, PermSearchState *ss, int prefix_bits,
 	uint64		lo = key & ~low_mask;
 	int			bit;
 
-	PermProbeRange(index, ss->table, lo, lo | low_mask, q->key[ss->table],
-				   q->radius, search_match, ss);
+	if (flips == 0 || !exact)
+		PermProbeRange(index, ss->table, lo, lo | low_mask, q->key[ss->table],
+					   q->radius, search_match, ss);
 	if (flips == 0)
 		return;
 	/* flip one more prefix bit, below the last one flipped */
@@ -108,8 +155,37 @@ probe_neighbours(Relation index, PermSearchState *ss, int prefix_bits,
 	{
 		CHECK_FOR_INTERRUPTS();
 		probe_neighbours(index, ss, prefix_bits, key ^ (UINT64CONST(1) << bit),
-						 bit - 1, flips - 1);
+						 bit - 1, flips - 1, exact);
 	}
+}
+
+/*
+ * The scan's quals as queries, each permuted for every table, into
+ * queries[first ..]; false if one of them is NULL (then nothing matches).
+ */
+static bool
+quals_to_queries(IndexScanDesc scan, PermState *state, PermQuery *queries,
+				 int first)
+{
+	int			i,
+				t;
+
+	for (i = 0; i < scan->numberOfKeys; i++)
+	{
+		ScanKey		sk = &scan->keyData[i];
+		SimhashQuery *sq;
+		PermQuery  *q = &queries[first + i];
+
+		/* simhash_within() is strict; a NULL query matches nothing */
+		if (sk->sk_flags & SK_ISNULL)
+			return false;
+		sq = DatumGetSimhashQuery(sk->sk_argument);
+		q->center = sq->center;
+		q->radius = sq->radius;
+		for (t = 0; t < state->layout.ntables; t++)
+			q->key[t] = PermPermute(&state->perm[t], sq->center);
+	}
+	return true;
 }
 
 /*
@@ -132,21 +208,10 @@ PermSearch(IndexScanDesc scan, PermMatchCallback callback, void *arg)
 	int			i,
 				t;
 
+	Assert(scan->numberOfKeys > 0);
 	queries = palloc(scan->numberOfKeys * sizeof(PermQuery));
-	for (i = 0; i < scan->numberOfKeys; i++)
-	{
-		ScanKey		sk = &scan->keyData[i];
-		SimhashQuery *sq;
-
-		/* simhash_within() is strict; a NULL query matches nothing */
-		if (sk->sk_flags & SK_ISNULL)
-			return;
-		sq = DatumGetSimhashQuery(sk->sk_argument);
-		queries[i].center = sq->center;
-		queries[i].radius = sq->radius;
-		for (t = 0; t < layout->ntables; t++)
-			queries[i].key[t] = PermPermute(&state->perm[t], sq->center);
-	}
+	if (!quals_to_queries(scan, state, queries, 0))
+		return;
 	/* the tightest key drives the probes, the others filter */
 	for (i = 1; i < scan->numberOfKeys; i++)
 		if (queries[i].radius < queries[0].radius)
@@ -190,10 +255,299 @@ PermSearch(IndexScanDesc scan, PermMatchCallback callback, void *arg)
 		{
 			ss.table = t;
 			probe_neighbours(index, &ss, layout->prefix_bits[t],
-							 queries[0].key[t], 63, spread);
+							 queries[0].key[t], 63, spread, false);
 		}
 	}
 	pfree(queries);
+}
+
+/* Append a TID to a list allocated in cxt */
+static inline void
+tid_list_add(PermTidList *list, MemoryContext cxt, ItemPointer tid)
+{
+	if (list->n == list->max)
+	{
+		list->max = Max(64, list->max * 2);
+		if (list->tids == NULL)
+			list->tids = MemoryContextAllocHuge(cxt,
+												list->max * sizeof(ItemPointerData));
+		else
+			list->tids = repalloc_huge(list->tids,
+									   list->max * sizeof(ItemPointerData));
+	}
+	list->tids[list->n++] = *tid;
+}
+
+static int
+compare_tids(const void *a, const void *b)
+{
+	return ItemPointerCompare((ItemPointer) a, (ItemPointer) b);
+}
+
+/* Sort a list in TID order and drop repeats (a row found in several tables) */
+static void
+tid_list_sort_unique(PermTidList *list)
+{
+	int64		i,
+				n = 0;
+
+	if (list->n < 2)
+		return;
+	qsort(list->tids, list->n, sizeof(ItemPointerData), compare_tids);
+	for (i = 0; i < list->n; i++)
+		if (n == 0 || !ItemPointerEquals(&list->tids[n - 1], &list->tids[i]))
+			list->tids[n++] = list->tids[i];
+	list->n = n;
+}
+
+/*
+ * Nearest-first scans
+ */
+
+/* The largest distance all of whose rows rings 0..ring have found */
+static int
+ring_complete_radius(PermLayout *layout, int ring)
+{
+	int			r = layout->max_distance;
+
+	while (r < PERM_MAX_HAMMING &&
+		   PermProbeSpread(layout->blocks, layout->max_distance, r + 1) <= ring)
+		r++;
+	return r;
+}
+
+/* Callback of an ordered scan's probes: file the row under its distance */
+static void
+collect_found(void *arg, ItemPointer tid, uint64 key, int distance)
+{
+	PermScanOpaque so = (PermScanOpaque) arg;
+
+	/* rows within `complete` were all found by earlier rings */
+	if (distance <= so->complete || distance > so->cap)
+		return;
+	tid_list_add(&so->found[distance], so->cxt, tid);
+	so->found_sorted[distance] = false;
+}
+
+/*
+ * Set up an ordered scan: the ORDER BY query, the quals, and the largest
+ * distance a row passing the quals can have.  For a qual of radius k around
+ * c, a row within k of c lies within k + d(c, q) of the ORDER BY query q.
+ */
+static void
+order_begin(IndexScanDesc scan, PermState *state, PermScanOpaque so)
+{
+	ScanKey		ok = scan->orderByData;
+	int			i,
+				t;
+
+	so->nqueries = 1 + scan->numberOfKeys;
+	so->queries = MemoryContextAlloc(so->cxt, so->nqueries * sizeof(PermQuery));
+	so->cap = PERM_MAX_HAMMING;
+	so->complete = -1;
+	so->emitted = 0;
+	so->ring = 0;
+	/* no ORDER BY (a scan without quals either) is ORDER BY fp <-> NULL */
+	so->order_null = scan->numberOfOrderBys == 0 ||
+		(ok->sk_flags & SK_ISNULL) != 0;
+
+	so->queries[0].center = so->order_null ? 0 :
+		(uint64) DatumGetInt64(ok->sk_argument);
+	so->queries[0].radius = PERM_MAX_HAMMING;
+	for (t = 0; t < state->layout.ntables; t++)
+		so->queries[0].key[t] = PermPermute(&state->perm[t],
+											so->queries[0].center);
+
+	if (!quals_to_queries(scan, state, so->queries, 1))
+	{
+		so->cap = -1;			/* a NULL qual: nothing matches */
+		return;
+	}
+	if (so->order_null)
+		return;
+	for (i = 1; i < so->nqueries; i++)
+	{
+		int			bound = so->queries[i].radius +
+			simhash_hamming(so->queries[i].center, so->queries[0].center);
+
+		so->cap = Min(so->cap, bound);
+	}
+}
+
+/*
+ * Read the next ring, or one table whole if that is cheaper than the ring
+ * (a probe costs about one page per level, README.perm "Cost"), and raise
+ * `complete` to what has now been read.
+ */
+static void
+order_read_ring(IndexScanDesc scan, PermState *state, PermScanOpaque so)
+{
+	Relation	index = scan->indexRelation;
+	PermLayout *layout = &state->layout;
+	PermSearchState ss;
+	PermTable	tables[PERM_MAX_TABLES];
+	int			ntables;
+	int			ring = so->ring++;
+	double		ring_cost = 0;
+	bool		whole = so->order_null;
+	int			t;
+
+	ss.queries = so->queries;
+	ss.nqueries = so->nqueries;
+	ss.callback = collect_found;
+	ss.arg = so;
+
+	if (ring > 0 && !whole)
+	{
+		PermMetaSnapshot(index, tables, &ntables);
+		for (t = 0; t < ntables; t++)
+		{
+			int			p = layout->prefix_bits[t];
+
+			/* a ring wider than a prefix has no prefixes: read it whole */
+			if (ring > p)
+				whole = true;
+			ring_cost += (simhash_count_within(p, ring) -
+						  simhash_count_within(p, ring - 1)) *
+				(tables[t].root_level + 1);
+		}
+		if (ring_cost > (double) RelationGetNumberOfBlocks(index) / ntables)
+			whole = true;
+	}
+
+	if (whole)
+	{
+		ss.table = 0;
+		PermProbeRange(index, 0, 0, PG_UINT64_MAX, so->queries[0].key[0],
+					   PERM_MAX_HAMMING, search_match, &ss);
+		so->complete = PERM_MAX_HAMMING;
+		return;
+	}
+	for (t = 0; t < layout->ntables; t++)
+	{
+		ss.table = t;
+		probe_neighbours(index, &ss, layout->prefix_bits[t],
+						 so->queries[0].key[t], 63, ring, true);
+	}
+	so->complete = ring_complete_radius(layout, ring);
+}
+
+/* table_index_build_scan callback: remember the rows with a NULL key */
+static void
+collect_null(Relation index, ItemPointer tid, Datum *values, bool *isnull,
+			 bool tupleIsAlive, void *state)
+{
+	PermScanOpaque so = (PermScanOpaque) state;
+
+	if (isnull[0])
+		tid_list_add(&so->nulls, so->cxt, tid);
+}
+
+/*
+ * The index holds no entry for a row whose fingerprint is NULL, yet ORDER BY
+ * fp <-> q returns such rows, last.  Once every indexed row has been handed
+ * out, find them as CREATE INDEX would, by reading the table under the
+ * scan's snapshot (index expressions and a partial index's predicate
+ * evaluated as for a build; a HOT chain reported by its root TID).
+ */
+static void
+order_read_nulls(IndexScanDesc scan, PermScanOpaque so)
+{
+	Relation	heap = scan->heapRelation;
+	IndexInfo  *info;
+	TableScanDesc tscan;
+
+	/* a bitmap scan is not given the table; the executor has it locked */
+	if (heap == NULL)
+		heap = table_open(IndexGetRelation(RelationGetRelid(scan->indexRelation),
+										   false), AccessShareLock);
+	info = BuildIndexInfo(scan->indexRelation);
+	tscan = table_beginscan_strat(heap, scan->xs_snapshot, 0, NULL,
+								  true, true);
+	/* ends tscan */
+	table_index_build_scan(heap, scan->indexRelation, info, true, false,
+						   collect_null, so, tscan);
+	if (heap != scan->heapRelation)
+		table_close(heap, AccessShareLock);
+}
+
+/*
+ * amgettuple of an ordered scan: hand out the rows found at distance
+ * `emitted` once every row at that distance has been found, reading rings
+ * until it has; then, unless a qual excludes them, the rows with a NULL
+ * fingerprint.
+ */
+static bool
+order_gettuple(IndexScanDesc scan, PermScanOpaque so)
+{
+	PermState  *state = PermGetState(scan->indexRelation);
+
+	if (!so->searched)
+	{
+		if (!IsMVCCSnapshot(scan->xs_snapshot))
+			elog(ERROR, "simhash_perm index scans require an MVCC snapshot");
+		order_begin(scan, state, so);
+		pgstat_count_index_scan(scan->indexRelation);
+		so->searched = true;
+	}
+
+	while (so->emitted <= so->cap)
+	{
+		int			d = so->emitted;
+		PermTidList *list = &so->found[d];
+
+		if (d > so->complete)
+		{
+			CHECK_FOR_INTERRUPTS();
+			order_read_ring(scan, state, so);
+			continue;
+		}
+		if (!so->found_sorted[d])
+		{
+			tid_list_sort_unique(list);
+			so->found_sorted[d] = true;
+			so->next = 0;
+		}
+		if (so->next < list->n)
+		{
+			scan->xs_heaptid = list->tids[so->next++];
+			scan->xs_recheck = false;
+			if (scan->numberOfOrderBys > 0)
+			{
+				scan->xs_orderbyvals[0] = Int32GetDatum(d);
+				scan->xs_orderbynulls[0] = so->order_null;
+				scan->xs_recheckorderby = false;
+			}
+			return true;
+		}
+		if (list->tids)
+			pfree(list->tids);
+		memset(list, 0, sizeof(*list));
+		so->emitted++;
+	}
+
+	/* a qual is strict: no row with a NULL fingerprint passes one */
+	if (so->nqueries > 1)
+		return false;
+	if (!so->nulls_read)
+	{
+		order_read_nulls(scan, so);
+		so->nulls_read = true;
+		so->next = 0;
+	}
+	if (so->next < so->nulls.n)
+	{
+		scan->xs_heaptid = so->nulls.tids[so->next++];
+		scan->xs_recheck = false;
+		if (scan->numberOfOrderBys > 0)
+		{
+			scan->xs_orderbyvals[0] = (Datum) 0;
+			scan->xs_orderbynulls[0] = true;
+			scan->xs_recheckorderby = false;
+		}
+		return true;
+	}
+	return false;
 }
 
 /* ambeginscan */
@@ -206,6 +560,11 @@ permbeginscan(Relation index, int nkeys, int norderbys)
 	so->cxt = AllocSetContextCreate(CurrentMemoryContext,
 									"simhash_perm scan",
 									ALLOCSET_DEFAULT_SIZES);
+	if (norderbys > 0)
+	{
+		scan->xs_orderbyvals = palloc0(norderbys * sizeof(Datum));
+		scan->xs_orderbynulls = palloc(norderbys * sizeof(bool));
+	}
 	scan->opaque = so;
 	return scan;
 }
@@ -216,13 +575,16 @@ permrescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys,
 		   int norderbys)
 {
 	PermScanOpaque so = (PermScanOpaque) scan->opaque;
+	MemoryContext cxt = so->cxt;
 
 	if (keys && scan->numberOfKeys > 0)
 		memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
-	MemoryContextReset(so->cxt);
-	so->searched = false;
-	so->tids = NULL;
-	so->ntids = so->maxtids = so->next = 0;
+	if (orderbys && scan->numberOfOrderBys > 0)
+		memmove(scan->orderByData, orderbys,
+				scan->numberOfOrderBys * sizeof(ScanKeyData));
+	MemoryContextReset(cxt);
+	memset(so, 0, sizeof(*so));
+	so->cxt = cxt;
 }
 
 /* Callback of gettuple's search: remember the TID */
@@ -231,35 +593,40 @@ collect_tid(void *arg, ItemPointer tid, uint64 key, int distance)
 {
 	PermScanOpaque so = (PermScanOpaque) arg;
 
-	if (so->ntids == so->maxtids)
-	{
-		so->maxtids = Max(64, so->maxtids * 2);
-		if (so->tids == NULL)
-			so->tids = MemoryContextAllocHuge(so->cxt,
-											  so->maxtids * sizeof(ItemPointerData));
-		else
-			so->tids = repalloc_huge(so->tids, so->maxtids * sizeof(ItemPointerData));
-	}
-	so->tids[so->ntids++] = *tid;
+	tid_list_add(&so->matches, so->cxt, tid);
 }
 
-static int
-compare_tids(const void *a, const void *b)
-{
-	return ItemPointerCompare((ItemPointer) a, (ItemPointer) b);
-}
-
-/* amgettuple: all matches are found on the first call, then handed out */
+/*
+ * amgettuple: all matches are found on the first call, then handed out.
+ *
+ * The index cannot return fingerprints (no amcanreturn), so the planner
+ * builds an index-only scan on it only when the query needs no column at
+ * all (count(*) over a scan without qual); such a scan still wants an index
+ * tuple, and gets one whose column is NULL.
+ */
 bool
 permgettuple(IndexScanDesc scan, ScanDirection dir)
 {
 	PermScanOpaque so = (PermScanOpaque) scan->opaque;
 
+	if (scan->xs_want_itup && scan->xs_itup == NULL)
+	{
+		/* in the scan's context, which outlives rescans */
+		MemoryContext old = MemoryContextSwitchTo(GetMemoryChunkContext(so));
+		Datum		value = (Datum) 0;
+		bool		isnull = true;
+
+		scan->xs_itupdesc = RelationGetDescr(scan->indexRelation);
+		scan->xs_itup = index_form_tuple(scan->xs_itupdesc, &value, &isnull);
+		MemoryContextSwitchTo(old);
+	}
+
+	/* nearest first; or, with neither quals nor ORDER BY, every row */
+	if (scan->numberOfOrderBys > 0 || scan->numberOfKeys == 0)
+		return order_gettuple(scan, so);
+
 	if (!so->searched)
 	{
-		int64		i,
-					n = 0;
-
 		/*
 		 * Matches are copied out of the pages, which are not kept pinned; a
 		 * TID recycled by VACUUM in the meantime is only safe to hand out
@@ -272,20 +639,13 @@ permgettuple(IndexScanDesc scan, ScanDirection dir)
 		pgstat_count_index_scan(scan->indexRelation);
 
 		/* a row matching in several tables is returned once */
-		if (so->ntids > 1)
-		{
-			qsort(so->tids, so->ntids, sizeof(ItemPointerData), compare_tids);
-			for (i = 0; i < so->ntids; i++)
-				if (n == 0 || !ItemPointerEquals(&so->tids[n - 1], &so->tids[i]))
-					so->tids[n++] = so->tids[i];
-			so->ntids = n;
-		}
+		tid_list_sort_unique(&so->matches);
 		so->searched = true;
 	}
 
-	if (so->next < so->ntids)
+	if (so->next < so->matches.n)
 	{
-		scan->xs_heaptid = so->tids[so->next++];
+		scan->xs_heaptid = so->matches.tids[so->next++];
 		scan->xs_recheck = false;
 		return true;
 	}
@@ -316,7 +676,28 @@ permgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 
 	bs.tbm = tbm;
 	bs.ntids = 0;
-	PermSearch(scan, add_to_bitmap, &bs);
+	if (scan->numberOfKeys == 0)
+	{
+		/* no qual: every row, the NULL ones included */
+		PermScanOpaque so = (PermScanOpaque) scan->opaque;
+		PermSearchState ss;
+		PermQuery	all;
+
+		all.center = 0;
+		all.radius = PERM_MAX_HAMMING;
+		ss.queries = &all;
+		ss.nqueries = 1;
+		ss.table = 0;
+		ss.callback = add_to_bitmap;
+		ss.arg = &bs;
+		PermProbeRange(scan->indexRelation, 0, 0, PG_UINT64_MAX, 0,
+					   PERM_MAX_HAMMING, search_match, &ss);
+		order_read_nulls(scan, so);
+		tbm_add_tuples(tbm, so->nulls.tids, (int) so->nulls.n, false);
+		bs.ntids += so->nulls.n;
+	}
+	else
+		PermSearch(scan, add_to_bitmap, &bs);
 	pgstat_count_index_scan(scan->indexRelation);
 	return bs.ntids;
 }

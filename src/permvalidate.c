@@ -3,9 +3,11 @@
  * permvalidate.c
  *		simhash_perm: amvalidate, the check of an operator class.
  *
- * A simhash_perm operator class has no support functions and one operator,
- * strategy 1: "<indexed type> <@ simhash_query" returning boolean, where the
- * indexed type is a 64-bit fingerprint (simhash or bigint).
+ * A simhash_perm operator class has no support functions.  Its operators:
+ * strategy 1, "<indexed type> <@ simhash_query" returning boolean, where the
+ * indexed type is a 64-bit fingerprint (simhash or bigint), required; and
+ * strategy 2, the ordering operator "<indexed type> <-> <fingerprint>"
+ * returning int4 and sorted by an int4 btree family (added in 1.3).
  *
  * IDENTIFICATION
  *	  src/permvalidate.c
@@ -16,6 +18,7 @@
 
 #include "access/amvalidate.h"
 #include "access/htup_details.h"
+#include "catalog/pg_am.h"
 #include "catalog/pg_amop.h"
 #include "catalog/pg_amproc.h"
 #include "catalog/pg_opclass.h"
@@ -27,6 +30,21 @@
 #include "utils/syscache.h"
 
 #include "perm.h"
+
+/* Is opfamily a btree operator family? */
+static bool
+is_btree_family(Oid opfamily)
+{
+	HeapTuple	tup;
+	bool		result;
+
+	tup = SearchSysCache1(OPFAMILYOID, ObjectIdGetDatum(opfamily));
+	if (!HeapTupleIsValid(tup))
+		return false;
+	result = ((Form_pg_opfamily) GETSTRUCT(tup))->opfmethod == BTREE_AM_OID;
+	ReleaseSysCache(tup);
+	return result;
+}
 
 /* amvalidate */
 bool
@@ -84,6 +102,24 @@ permvalidate(Oid opclassoid)
 		HeapTuple	typtup;
 		bool		query_type = false;
 
+		if (op->amopstrategy == PERM_DISTANCE_STRATEGY)
+		{
+			/* fp <-> q: an int4 distance, ordered by the int4 btree family */
+			if (op->amoppurpose != AMOP_ORDER ||
+				!check_amop_signature(op->amopopr, INT4OID, op->amoplefttype,
+									  op->amoprighttype) ||
+				get_typlen(op->amoprighttype) != sizeof(int64) ||
+				!get_typbyval(op->amoprighttype) ||
+				!is_btree_family(op->amopsortfamily))
+			{
+				ereport(INFO,
+						(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+						 errmsg("simhash_perm operator family \"%s\" has distance operator %s with wrong signature or purpose",
+								opfamilyname, format_operator(op->amopopr))));
+				result = false;
+			}
+			continue;
+		}
 		if (op->amopstrategy != PERM_WITHIN_STRATEGY)
 		{
 			ereport(INFO,
@@ -98,7 +134,7 @@ permvalidate(Oid opclassoid)
 		{
 			ereport(INFO,
 					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-					 errmsg("simhash_perm operator family \"%s\" has ordering operator %s, which is not supported",
+					 errmsg("simhash_perm operator family \"%s\" has ordering operator %s at the search strategy",
 							opfamilyname, format_operator(op->amopopr))));
 			result = false;
 			continue;

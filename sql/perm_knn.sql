@@ -1,0 +1,206 @@
+--
+-- simhash_perm: nearest neighbours (ORDER BY fp <-> q).  The index returns
+-- rows in increasing distance, and the distances equal, position by
+-- position, those of a sequential scan with the same ORDER BY and LIMIT.
+--
+\set VERBOSITY terse
+CREATE FUNCTION pseudo_fp(g bigint) RETURNS simhash LANGUAGE sql IMMUTABLE
+  AS $$ SELECT ((hashint8(g)::bigint << 32) | (hashint8(-g - 1)::bigint & 4294967295))::simhash $$;
+CREATE FUNCTION flip_bits(fp simhash, seed bigint, n int) RETURNS simhash LANGUAGE sql IMMUTABLE
+  AS $$ SELECT (fp::bigint # coalesce((SELECT bit_or(1::bigint << ((hashint8(seed * 64 + i) & 63)::int))
+                                         FROM generate_series(1, n) i), 0))::simhash $$;
+
+-- the shapes of perm_scan: uniform, planted clusters, skewed prefixes,
+-- many identical fingerprints, and NULLs
+CREATE TABLE d (id serial, shape text, fp simhash);
+INSERT INTO d (shape, fp) SELECT 'uniform', pseudo_fp(g) FROM generate_series(1, 20000) g;
+INSERT INTO d (shape, fp) SELECT 'planted', flip_bits(pseudo_fp(c), c * 100 + j, 1 + j % 6)
+  FROM generate_series(1, 400) c, generate_series(1, 5) j;
+INSERT INTO d (shape, fp) SELECT 'skewed', (pseudo_fp(g + 100000)::bigint & 1099511627775 & ~(x'9249249249249249'::bigint))::simhash
+  FROM generate_series(1, 6000) g;
+INSERT INTO d (shape, fp) SELECT 'identical', '00000000000000ff' FROM generate_series(1, 3000);
+INSERT INTO d (shape, fp) SELECT 'identical', 'ffffffff00000000' FROM generate_series(1, 2000);
+INSERT INTO d (shape, fp) SELECT 'null', NULL FROM generate_series(1, 100);
+CREATE TABLE q AS
+  SELECT row_number() OVER () AS qid, fp FROM (
+    SELECT fp FROM d WHERE shape = 'uniform' AND id % 2000 = 7
+    UNION ALL SELECT flip_bits(fp, id, 2) FROM d WHERE shape = 'planted' AND id % 150 = 3
+    UNION ALL SELECT fp FROM d WHERE shape = 'skewed' AND id % 1000 = 11
+    UNION ALL SELECT flip_bits(fp, id, 1) FROM d WHERE shape = 'skewed' AND id % 1500 = 13
+    UNION ALL SELECT '00000000000000ff'::simhash
+    UNION ALL SELECT '00000000000001ff'::simhash
+    UNION ALL SELECT 'ffffffff00000001'::simhash
+    UNION ALL SELECT '0000000000000000'::simhash
+    UNION ALL SELECT pseudo_fp(-g) FROM generate_series(1, 8) g) s;
+SELECT count(*) AS queries FROM q;
+CREATE INDEX d_idx ON d USING simhash_perm (fp);
+ANALYZE d;
+CREATE TABLE limits AS SELECT n FROM (VALUES (1), (10), (100), (3500)) v(n);
+
+-- the truth: a sequential scan and a sort
+SET enable_indexscan = off; SET enable_bitmapscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM d ORDER BY fp <-> '0123456789abcdef' LIMIT 10;
+CREATE TABLE truth AS
+  SELECT qid, n, ARRAY(SELECT d.fp <-> q.fp FROM d ORDER BY d.fp <-> q.fp LIMIT n) AS dists
+    FROM q, limits;
+RESET enable_indexscan; RESET enable_bitmapscan;
+
+-- the same through the index, each row with its position
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM d ORDER BY fp <-> '0123456789abcdef' LIMIT 10;
+EXPLAIN (COSTS OFF) SELECT q.qid, s.* FROM q, limits,
+  LATERAL (SELECT id, dist, row_number() OVER () AS pos
+             FROM (SELECT id, d.fp <-> q.fp AS dist FROM d ORDER BY d.fp <-> q.fp LIMIT n) s) s;
+CREATE TABLE by_index AS
+  SELECT q.qid, limits.n, s.* FROM q, limits,
+    LATERAL (SELECT id, dist, row_number() OVER () AS pos
+               FROM (SELECT id, d.fp <-> q.fp AS dist FROM d ORDER BY d.fp <-> q.fp LIMIT n) s) s;
+RESET enable_seqscan;
+-- distances position by position; every row once, at its true distance;
+-- and the rows nearer than the n-th distance all there (rows at the n-th
+-- distance itself may be any of those tied)
+SET enable_indexscan = off; SET enable_bitmapscan = off;
+SELECT t.n, count(*) AS compared,
+       count(*) FILTER (WHERE t.dists IS DISTINCT FROM
+                        (SELECT array_agg(dist ORDER BY pos) FROM by_index i WHERE i.qid = t.qid AND i.n = t.n)) AS wrong_distances,
+       count(*) FILTER (WHERE (SELECT count(DISTINCT id) <> count(*) OR bool_or(i.dist <> hamming_distance(d.fp, q.fp))
+                                 FROM by_index i JOIN d USING (id) WHERE i.qid = t.qid AND i.n = t.n)) AS wrong_rows,
+       count(*) FILTER (WHERE (SELECT count(*) FROM d WHERE hamming_distance(d.fp, q.fp) < t.dists[t.n]) <>
+                              (SELECT count(*) FROM by_index i WHERE i.qid = t.qid AND i.n = t.n AND i.dist < t.dists[t.n])) AS missing_nearer,
+       max(t.dists[t.n]) AS farthest
+  FROM truth t JOIN q USING (qid) GROUP BY t.n ORDER BY t.n;
+RESET enable_indexscan; RESET enable_bitmapscan;
+-- identical fingerprints: 3000 rows at distance 0, then the next distance
+SELECT array_agg(DISTINCT dist) FILTER (WHERE pos <= 3000) AS first_3000,
+       min(dist) FILTER (WHERE pos = 3001) AS then
+  FROM by_index WHERE n = 3500 AND qid = (SELECT qid FROM q WHERE fp = '00000000000000ff');
+
+-- the whole table in order: every row, in non-decreasing distance, and
+-- those with a NULL fingerprint last, as the sequential scan returns them
+SET enable_sort = off;
+EXPLAIN (COSTS OFF) SELECT id FROM d ORDER BY fp <-> '0123456789abcdef';
+SELECT count(*) AS index_rows, count(*) FILTER (WHERE dist < prev OR dist IS NOT NULL AND prev IS NULL) AS out_of_order,
+       count(*) FILTER (WHERE dist IS NULL) AS null_rows_last,
+       (SELECT count(*) FROM d) AS table_rows, (SELECT count(fp) FROM d) AS non_null_rows
+  FROM (SELECT dist, lag(dist) OVER () AS prev, row_number() OVER () AS n
+          FROM (SELECT fp <-> '0123456789abcdef' AS dist FROM d ORDER BY fp <-> '0123456789abcdef') s) s
+ WHERE n > 1;
+SELECT count(*) AS queries_whole_table,
+       count(*) FILTER (WHERE ARRAY(SELECT d.fp <-> q.fp FROM d ORDER BY d.fp <-> q.fp) IS DISTINCT FROM
+                                ARRAY(SELECT hamming_distance(d.fp, q.fp) AS x FROM d ORDER BY 1)) AS wrong
+  FROM q;
+-- the NULL rows of a partial index are those its predicate admits
+CREATE INDEX d_part ON d USING simhash_perm (fp) WHERE shape IN ('null', 'planted');
+SELECT count(*) AS rows, count(dist) AS non_null
+  FROM (SELECT fp <-> '0123456789abcdef' AS dist FROM d WHERE shape IN ('null', 'planted') ORDER BY fp <-> '0123456789abcdef') s;
+DROP INDEX d_part;
+-- neither qual nor ORDER BY (a plan the planner builds only when told
+-- not to scan the table): every row, the NULL ones too
+EXPLAIN (COSTS OFF) SELECT count(*) FROM (SELECT id FROM d ORDER BY fp <-> NULL::simhash) s;
+SELECT count(*) FROM (SELECT id FROM d ORDER BY fp <-> NULL::simhash) s;
+SET enable_bitmapscan = off;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM (SELECT id FROM d ORDER BY fp <-> NULL::simhash) s;
+SELECT count(*) FROM (SELECT id FROM d ORDER BY fp <-> NULL::simhash) s;
+RESET enable_bitmapscan;
+RESET enable_sort;
+
+-- with other conditions: rows failing them are skipped, the order holds
+-- (compared with hamming_distance(), which no index serves)
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT fp <-> '0123456789abcdef' FROM d WHERE shape = 'planted' ORDER BY fp <-> '0123456789abcdef' LIMIT 20;
+SELECT count(*) AS compared,
+       count(*) FILTER (WHERE ARRAY(SELECT d.fp <-> q.fp FROM d WHERE shape = 'planted' ORDER BY d.fp <-> q.fp LIMIT 20) <>
+                                ARRAY(SELECT hamming_distance(d.fp, q.fp) FROM d WHERE shape = 'planted' ORDER BY 1 LIMIT 20)) AS wrong
+  FROM q;
+-- bounded by hamming_near in the same query, around the same center or
+-- another: all rows within k, in order
+EXPLAIN (COSTS OFF) SELECT id FROM d WHERE hamming_near(fp, '0123456789abcdef', 5) ORDER BY fp <-> '0123456789abcdef' LIMIT 10;
+SELECT count(*) AS compared,
+       count(*) FILTER (WHERE ARRAY(SELECT d.fp <-> q.fp FROM d WHERE hamming_near(d.fp, q.fp, k) ORDER BY d.fp <-> q.fp) <>
+                                ARRAY(SELECT hamming_distance(d.fp, q.fp) FROM d WHERE hamming_distance(d.fp, q.fp) <= k ORDER BY 1)) AS wrong,
+       count(*) FILTER (WHERE ARRAY(SELECT d.fp <-> q.fp FROM d WHERE hamming_near(d.fp, flip_bits(q.fp, 1, 2), k) ORDER BY d.fp <-> q.fp LIMIT 50) <>
+                                ARRAY(SELECT hamming_distance(d.fp, q.fp) FROM d WHERE hamming_distance(d.fp, flip_bits(q.fp, 1, 2)) <= k ORDER BY 1 LIMIT 50)) AS wrong_other_center,
+       sum((SELECT count(*) FROM d WHERE hamming_near(d.fp, q.fp, k))) AS rows_within_k
+  FROM q, (VALUES (0), (3), (6), (13)) ks(k);
+RESET enable_seqscan;
+
+-- k nearest per row of another table: a LATERAL join
+EXPLAIN (COSTS OFF) SELECT q.qid, n.id FROM q CROSS JOIN LATERAL (SELECT id FROM d ORDER BY d.fp <-> q.fp LIMIT 3) n;
+SELECT count(*) AS pairs, sum(dist) AS total_distance
+  FROM q CROSS JOIN LATERAL (SELECT d.fp <-> q.fp AS dist FROM d ORDER BY d.fp <-> q.fp LIMIT 3) n;
+SELECT sum(dists[1] + dists[2] + dists[3]) AS truth_total_distance FROM truth WHERE n = 10;
+
+-- generic plans: the query fingerprint a parameter
+SET plan_cache_mode = force_generic_plan;
+PREPARE nearest(simhash, int) AS SELECT array_agg(dist) FROM (SELECT fp <-> $1 AS dist FROM d ORDER BY fp <-> $1 LIMIT $2) s;
+EXPLAIN (COSTS OFF) EXECUTE nearest('0123456789abcdef', 10);
+DO $$
+DECLARE r record; a int[]; bad int := 0;
+BEGIN
+  FOR r IN SELECT t.*, q.fp FROM truth t JOIN q USING (qid) WHERE t.n IN (1, 10, 100) LOOP
+    EXECUTE 'EXECUTE nearest(' || quote_literal(r.fp) || ', ' || r.n || ')' INTO a;
+    IF a <> r.dists THEN bad := bad + 1; END IF;
+  END LOOP;
+  RAISE NOTICE 'generic plan mismatches: %', bad;
+END $$;
+DEALLOCATE nearest;
+RESET plan_cache_mode;
+
+-- ORDER BY fp <-> $1 with a NULL parameter: every distance is NULL, every
+-- row comes back
+PREPARE nearest_null(simhash) AS SELECT count(*), count(dist) AS non_null_distances
+  FROM (SELECT fp <-> $1 AS dist FROM d ORDER BY fp <-> $1) s;
+SET plan_cache_mode = force_generic_plan;
+EXPLAIN (COSTS OFF) EXECUTE nearest_null(NULL);
+EXECUTE nearest_null(NULL);
+RESET plan_cache_mode;
+DEALLOCATE nearest_null;
+-- a NULL radius condition matches nothing
+SELECT count(*) FROM d WHERE hamming_near(fp, NULL, 3) ORDER BY count(*);
+SELECT count(*) FROM (SELECT id FROM d WHERE fp <@ NULL::simhash_query ORDER BY fp <-> '0123456789abcdef') s;
+
+-- after inserts, updates, deletes and VACUUM
+INSERT INTO d (shape, fp) SELECT 'late', pseudo_fp(g) FROM generate_series(200001, 215000) g;
+INSERT INTO d (shape, fp) SELECT 'late', flip_bits(fp, qid, 4) FROM q;
+UPDATE d SET fp = flip_bits(fp, id, 3) WHERE shape = 'uniform' AND id % 10 = 0;
+DELETE FROM d WHERE shape = 'identical' AND id % 2 = 0;
+DELETE FROM d WHERE shape = 'planted' AND id % 3 = 0;
+VACUUM d;
+RESET enable_seqscan;
+SET enable_indexscan = off; SET enable_bitmapscan = off;
+CREATE TABLE truth2 AS
+  SELECT qid, n, ARRAY(SELECT d.fp <-> q.fp FROM d ORDER BY d.fp <-> q.fp LIMIT n) AS dists
+    FROM q, limits;
+RESET enable_indexscan; RESET enable_bitmapscan;
+SET enable_seqscan = off;
+SELECT count(*) AS compared, count(*) FILTER (WHERE t.dists <> ARRAY(SELECT d.fp <-> q.fp FROM d ORDER BY d.fp <-> q.fp LIMIT t.n)) AS wrong
+  FROM truth2 t JOIN q USING (qid);
+RESET enable_seqscan;
+
+-- bigint fingerprints and an expression index
+CREATE TABLE b AS SELECT id, fp::bigint AS fp FROM d;
+CREATE INDEX b_idx ON b USING simhash_perm (fp);
+ANALYZE b;
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM b ORDER BY fp <-> '0123456789abcdef'::simhash LIMIT 5;
+SELECT count(*) FILTER (WHERE ARRAY(SELECT b.fp <-> q.fp FROM b ORDER BY b.fp <-> q.fp LIMIT 10) <> t.dists) AS wrong_bigint
+  FROM q JOIN truth2 t USING (qid) WHERE t.n = 10;
+CREATE TABLE docs (id int, body text);
+INSERT INTO docs SELECT g, 'note ' || g % 50 || ' about ' || g % 7 || ' and word' || g % 13 FROM generate_series(1, 2000) g;
+CREATE INDEX docs_fp ON docs USING simhash_perm (simhash(body));
+ANALYZE docs;
+EXPLAIN (COSTS OFF) SELECT id FROM docs ORDER BY simhash(body) <-> simhash(text 'note 7 about 3 and word5') LIMIT 5;
+SELECT ARRAY(SELECT simhash(body) <-> simhash(text 'note 7 about 3 and word5') FROM docs
+              ORDER BY simhash(body) <-> simhash(text 'note 7 about 3 and word5') LIMIT 40) AS by_index \gset
+RESET enable_seqscan;
+SET enable_indexscan = off;
+SELECT ARRAY(SELECT simhash(body) <-> simhash(text 'note 7 about 3 and word5') FROM docs
+              ORDER BY simhash(body) <-> simhash(text 'note 7 about 3 and word5') LIMIT 40) = :'by_index' AS expression_index_exact;
+RESET enable_indexscan;
+
+-- the planner: the index for a few neighbours, a sort for the whole table
+EXPLAIN (COSTS OFF) SELECT id FROM d ORDER BY fp <-> '0123456789abcdef' LIMIT 10;
+EXPLAIN (COSTS OFF) SELECT id FROM d ORDER BY fp <-> '0123456789abcdef';
+
+DROP TABLE d, q, limits, truth, by_index, truth2, b, docs;
+DROP FUNCTION pseudo_fp(bigint), flip_bits(simhash, bigint, int);
