@@ -347,6 +347,9 @@ extern Buffer PermDescend(Relation index, int table, const PermKey *key,
 extern void PermProbeRange(Relation index, int table, uint64 lo, uint64 hi,
 						   uint64 query_key, int max_distance,
 						   PermMatchCallback callback, void *arg);
+extern void PermProbeRanges(Relation index, int table, const uint64 *lo, int n,
+							uint64 low_mask, uint64 query_key, int max_distance,
+							PermMatchCallback callback, void *arg);
 
 /* permpage.c */
 extern const PermKey PermMinKey;

@@ -31,6 +31,8 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "access/relscan.h"
 #include "access/table.h"
 #include "access/tableam.h"
@@ -89,6 +91,7 @@ typedef struct PermScanOpaqueData
 	int			complete;
 	int			emitted;
 	int			ring;			/* the next ring to read */
+	int			passes;			/* passes over one table whole so far */
 	PermTidList found[PERM_NDISTANCES];
 	bool		found_sorted[PERM_NDISTANCES];
 
@@ -130,33 +133,74 @@ search_match(void *arg, ItemPointer tid, uint64 key, int distance)
 	ss->callback(ss->arg, tid, key, distance);
 }
 
+/* A growing list of prefixes to probe */
+typedef struct PrefixList
+{
+	uint64	   *lo;
+	int			n;
+	int			max;
+} PrefixList;
+
 /*
- * Probe the prefixes `flips` more bit flips away from key's, flipping bits
+ * Add the prefixes `flips` more bit flips away from key's, flipping bits
  * from bit `from` down: all of them within that many flips, or with `exact`
  * only those exactly that many flips away (one ring of an ordered scan).
  */
 static void
-probe_neighbours(Relation index, PermSearchState *ss, int prefix_bits,
-				 uint64 key, int from, int flips, bool exact)
+add_neighbours(PrefixList *list, uint64 key, int prefix_bits, int from,
+			   int flips, bool exact)
 {
-	PermQuery  *q = &ss->queries[0];
-	uint64		low_mask = prefix_bits >= 64 ? 0 :
-		(PG_UINT64_MAX >> prefix_bits);
-	uint64		lo = key & ~low_mask;
 	int			bit;
 
 	if (flips == 0 || !exact)
-		PermProbeRange(index, ss->table, lo, lo | low_mask, q->key[ss->table],
-					   q->radius, search_match, ss);
+	{
+		if (list->n == list->max)
+		{
+			list->max = Max(64, list->max * 2);
+			list->lo = list->lo ? repalloc_huge(list->lo, list->max * sizeof(uint64)) :
+				palloc_extended(list->max * sizeof(uint64), MCXT_ALLOC_HUGE);
+		}
+		list->lo[list->n++] = key;
+	}
 	if (flips == 0)
 		return;
 	/* flip one more prefix bit, below the last one flipped */
 	for (bit = from; bit >= 64 - prefix_bits; bit--)
-	{
-		CHECK_FOR_INTERRUPTS();
-		probe_neighbours(index, ss, prefix_bits, key ^ (UINT64CONST(1) << bit),
-						 bit - 1, flips - 1, exact);
-	}
+		add_neighbours(list, key ^ (UINT64CONST(1) << bit), prefix_bits,
+					   bit - 1, flips - 1, exact);
+}
+
+static int
+compare_uint64(const void *a, const void *b)
+{
+	uint64		x = *(const uint64 *) a;
+	uint64		y = *(const uint64 *) b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Probe, in table ss->table, every prefix within `flips` bits of the
+ * driving query's (exactly `flips` with `exact`), in key order so that
+ * prefixes sharing a leaf are read under one lock.
+ */
+static void
+probe_neighbours(Relation index, PermSearchState *ss, int prefix_bits,
+				 int flips, bool exact)
+{
+	PermQuery  *q = &ss->queries[0];
+	uint64		low_mask = prefix_bits >= 64 ? 0 :
+		(PG_UINT64_MAX >> prefix_bits);
+	PrefixList	list = {0};
+
+	add_neighbours(&list, q->key[ss->table] & ~low_mask, prefix_bits, 63,
+				   flips, exact);
+	if (list.n == 0)
+		return;
+	qsort(list.lo, list.n, sizeof(uint64), compare_uint64);
+	PermProbeRanges(index, ss->table, list.lo, list.n, low_mask,
+					q->key[ss->table], q->radius, search_match, ss);
+	pfree(list.lo);
 }
 
 /*
@@ -254,8 +298,7 @@ PermSearch(IndexScanDesc scan, PermMatchCallback callback, void *arg)
 		for (t = 0; t < layout->ntables; t++)
 		{
 			ss.table = t;
-			probe_neighbours(index, &ss, layout->prefix_bits[t],
-							 queries[0].key[t], 63, spread, false);
+			probe_neighbours(index, &ss, layout->prefix_bits[t], spread, false);
 		}
 	}
 	pfree(queries);
@@ -375,9 +418,44 @@ order_begin(IndexScanDesc scan, PermState *state, PermScanOpaque so)
 }
 
 /*
- * Read the next ring, or one table whole if that is cheaper than the ring
- * (a probe costs about one page per level, README.perm "Cost"), and raise
- * `complete` to what has now been read.
+ * A probe through a leaf map reads one leaf from the key's place: about a
+ * third of the time a pass over a whole table spends on one leaf (1.4 us
+ * against 4.2 us, measured at a million rows, docs/knn_bench.md); without
+ * a map it descends.
+ */
+#define PERM_PROBE_COST_NUM		1
+#define PERM_PROBE_COST_DEN		3
+
+/* Rows a pass over one table whole should find before it stops filing */
+#define PERM_PASS_TARGET_ROWS	1024.0
+
+/*
+ * The distance up to which a pass over one table whole files rows: far
+ * enough to hold, for uniformly random fingerprints, PERM_PASS_TARGET_ROWS
+ * (sixteen times more on each further pass) beyond those already handed
+ * out.  Rows beyond it are not filed, since a LIMIT rarely reaches them; a
+ * scan that does reach them makes another pass.
+ */
+static int
+pass_bound(Relation index, PermScanOpaque so)
+{
+	double		rows = Max(index->rd_rel->reltuples, 1.0);
+	double		want = PERM_PASS_TARGET_ROWS;
+	int			r;
+	int			i;
+
+	for (i = 0; i < so->passes; i++)
+		want *= 16;
+	r = so->complete + 1;
+	while (r < PERM_MAX_HAMMING &&
+		   rows * simhash_count_within(64, r) / pow(2.0, 64) < want)
+		r++;
+	return Min(r, so->cap);
+}
+
+/*
+ * Read the next ring, or one table whole if that is cheaper than the ring,
+ * and raise `complete` to what has now been read.
  */
 static void
 order_read_ring(IndexScanDesc scan, PermState *state, PermScanOpaque so)
@@ -387,9 +465,9 @@ order_read_ring(IndexScanDesc scan, PermState *state, PermScanOpaque so)
 	PermSearchState ss;
 	PermTable	tables[PERM_MAX_TABLES];
 	int			ntables;
-	int			ring = so->ring++;
+	int			ring = so->ring;
 	double		ring_cost = 0;
-	bool		whole = so->order_null;
+	bool		whole = so->order_null || so->passes > 0;
 	int			t;
 
 	ss.queries = so->queries;
@@ -403,13 +481,15 @@ order_read_ring(IndexScanDesc scan, PermState *state, PermScanOpaque so)
 		for (t = 0; t < ntables; t++)
 		{
 			int			p = layout->prefix_bits[t];
+			double		probes;
 
 			/* a ring wider than a prefix has no prefixes: read it whole */
 			if (ring > p)
 				whole = true;
-			ring_cost += (simhash_count_within(p, ring) -
-						  simhash_count_within(p, ring - 1)) *
-				(tables[t].root_level + 1);
+			probes = simhash_count_within(p, ring) -
+				simhash_count_within(p, ring - 1);
+			ring_cost += probes * PERM_PROBE_COST_NUM / PERM_PROBE_COST_DEN *
+				(state->leafmap[t] != NULL ? 1 : tables[t].root_level + 1);
 		}
 		if (ring_cost > (double) RelationGetNumberOfBlocks(index) / ntables)
 			whole = true;
@@ -417,18 +497,21 @@ order_read_ring(IndexScanDesc scan, PermState *state, PermScanOpaque so)
 
 	if (whole)
 	{
+		int			bound = so->order_null ? PERM_MAX_HAMMING : pass_bound(index, so);
+
 		ss.table = 0;
 		PermProbeRange(index, 0, 0, PG_UINT64_MAX, so->queries[0].key[0],
-					   PERM_MAX_HAMMING, search_match, &ss);
-		so->complete = PERM_MAX_HAMMING;
+					   bound, search_match, &ss);
+		so->passes++;
+		so->complete = bound;
 		return;
 	}
 	for (t = 0; t < layout->ntables; t++)
 	{
 		ss.table = t;
-		probe_neighbours(index, &ss, layout->prefix_bits[t],
-						 so->queries[0].key[t], 63, ring, true);
+		probe_neighbours(index, &ss, layout->prefix_bits[t], ring, true);
 	}
+	so->ring++;
 	so->complete = ring_complete_radius(layout, ring);
 }
 

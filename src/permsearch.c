@@ -346,28 +346,30 @@ probe_leaf(Page page, const PermKey *from, uint64 lo, uint64 hi,
 }
 
 /*
- * Report every entry of a table whose key lies in [lo, hi] and is within
- * max_distance bits of query_key.  Each leaf is read whole under its share
- * lock (its sorted part from the first key in range, then its unsorted
- * tail) and released before the next is locked; matches are reported while
- * the lock is held, so the callback must not do I/O or take locks.
+ * Report the entries of a table whose key lies in [lo, hi] and is within
+ * max_distance bits of query_key, starting on buf, a share-locked leaf that
+ * holds lo's place (or InvalidBuffer: descend to it).  Each leaf is read
+ * whole under its share lock (its sorted part from the first key in range,
+ * then its unsorted tail) and released before the next is locked; matches
+ * are reported while the lock is held, so the callback must not do I/O or
+ * take locks.  Returns the share-locked leaf where the range ended.
  *
  * A run of entries with one key that is too far away and continues onto
  * the next page (thousands of rows sharing a fingerprint) is skipped by
  * descending again to the next key rather than reading it.
  */
-void
-PermProbeRange(Relation index, int table, uint64 lo, uint64 hi,
-			   uint64 query_key, int max_distance,
-			   PermMatchCallback callback, void *arg)
+static Buffer
+probe_range(Relation index, int table, Buffer buf, uint64 lo, uint64 hi,
+			uint64 query_key, int max_distance,
+			PermMatchCallback callback, void *arg)
 {
 	PermKey		search;
-	Buffer		buf;
 	int64		steps = 0;
 
 	search.key = lo;
 	ItemPointerSet(&search.tid, 0, 0);
-	buf = PermDescend(index, table, &search, 0, BUFFER_LOCK_SHARE);
+	if (!BufferIsValid(buf))
+		buf = PermDescend(index, table, &search, 0, BUFFER_LOCK_SHARE);
 
 	for (;;)
 	{
@@ -396,14 +398,58 @@ PermProbeRange(Relation index, int table, uint64 lo, uint64 hi,
 		}
 		if (probe.skip || probe.past_hi || PermPageIsRightmost(page) ||
 			opaque->hikey > hi)
-			break;
+			return buf;
 
 		/* move right */
 		search.key = opaque->hikey;
 		search.tid = opaque->hikey_tid;
 		buf = PermStepRight(index, buf, BUFFER_LOCK_SHARE, &steps);
 	}
-	UnlockReleaseBuffer(buf);
+}
+
+/* Report every entry of a table in [lo, hi] within max_distance of query_key */
+void
+PermProbeRange(Relation index, int table, uint64 lo, uint64 hi,
+			   uint64 query_key, int max_distance,
+			   PermMatchCallback callback, void *arg)
+{
+	UnlockReleaseBuffer(probe_range(index, table, InvalidBuffer, lo, hi,
+									query_key, max_distance, callback, arg));
+}
+
+/*
+ * PermProbeRange for n ranges [lo[i], lo[i] | low_mask], ascending and
+ * disjoint.  A range that starts on the leaf where the previous one ended
+ * is read from that leaf, still locked, without descending again: the
+ * prefixes of one ring of a nearest-neighbour search often share leaves.
+ */
+void
+PermProbeRanges(Relation index, int table, const uint64 *lo, int n,
+				uint64 low_mask, uint64 query_key, int max_distance,
+				PermMatchCallback callback, void *arg)
+{
+	Buffer		buf = InvalidBuffer;
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		PermKey		search;
+
+		Assert(i == 0 || lo[i] > (lo[i - 1] | low_mask));
+		search.key = lo[i];
+		ItemPointerSet(&search.tid, 0, 0);
+		if (BufferIsValid(buf) &&
+			PermPageBeyondHighKey(BufferGetPage(buf), &search))
+		{
+			UnlockReleaseBuffer(buf);
+			buf = InvalidBuffer;
+			CHECK_FOR_INTERRUPTS();
+		}
+		buf = probe_range(index, table, buf, lo[i], lo[i] | low_mask,
+						  query_key, max_distance, callback, arg);
+	}
+	if (BufferIsValid(buf))
+		UnlockReleaseBuffer(buf);
 }
 
 /*
