@@ -1,0 +1,167 @@
+--
+-- simhash_pairs() and simhash_clusters(): every near-duplicate pair and
+-- cluster of a table, equal to the self-join on hamming_near.
+--
+\set VERBOSITY terse
+CREATE FUNCTION pseudo_fp(g bigint) RETURNS simhash LANGUAGE sql IMMUTABLE
+  AS $$ SELECT ((hashint8(g)::bigint << 32) | (hashint8(-g - 1)::bigint & 4294967295))::simhash $$;
+CREATE FUNCTION flip_bits(fp simhash, seed bigint, n int) RETURNS simhash LANGUAGE sql IMMUTABLE
+  AS $$ SELECT (fp::bigint # coalesce((SELECT bit_or(1::bigint << ((hashint8(seed * 64 + i) & 63)::int))
+                                         FROM generate_series(1, n) i), 0))::simhash $$;
+
+-- uniform, planted clusters, skewed prefixes, identical runs, NULLs
+CREATE TABLE d (id bigint PRIMARY KEY, shape text, fp simhash);
+INSERT INTO d SELECT g, 'uniform', pseudo_fp(g) FROM generate_series(1, 4000) g;
+INSERT INTO d SELECT 10000 + c * 10 + j, 'planted', flip_bits(pseudo_fp(c), c * 100 + j, 1 + j % 6)
+  FROM generate_series(1, 300) c, generate_series(1, 5) j;
+INSERT INTO d SELECT 20000 + g, 'skewed', (pseudo_fp(g + 100000)::bigint & 1099511627775 & ~(x'9249249249249249'::bigint))::simhash
+  FROM generate_series(1, 1500) g;
+INSERT INTO d SELECT 30000 + g, 'identical', '00000000000000ff' FROM generate_series(1, 150) g;
+INSERT INTO d SELECT 31000 + g, 'identical', '00000000000001ff' FROM generate_series(1, 100) g;
+INSERT INTO d SELECT 32000 + g, 'null', NULL FROM generate_series(1, 50) g;
+CREATE INDEX d_idx ON d USING simhash_perm (fp);
+ANALYZE d;
+
+-- the truth: the self-join through the index, each pair once
+CREATE TABLE ks AS SELECT k FROM generate_series(0, 7) k;
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT ks.k, a.id, b.id FROM ks, d a, d b WHERE hamming_near(b.fp, a.fp, ks.k) AND a.id < b.id;
+CREATE TABLE truth AS
+  SELECT ks.k, a.id AS a, b.id AS b, hamming_distance(a.fp, b.fp) AS distance
+    FROM ks, d a, d b WHERE hamming_near(b.fp, a.fp, ks.k) AND a.id < b.id;
+RESET enable_seqscan;
+SELECT k, count(*) AS pairs FROM truth GROUP BY k ORDER BY k;
+
+-- every pair, once, with its distance, smaller key first
+CREATE TABLE found AS
+  SELECT ks.k, p.* FROM ks, simhash_pairs('d', 'id', 'fp', ks.k) AS p(a bigint, b bigint, distance int);
+SELECT ks.k,
+       (SELECT count(*) FROM found f WHERE f.k = ks.k) AS found,
+       (SELECT count(*) FROM (SELECT a, b, distance FROM found f WHERE f.k = ks.k
+                              EXCEPT SELECT a, b, distance FROM truth t WHERE t.k = ks.k) x) AS wrong,
+       (SELECT count(*) FROM (SELECT a, b, distance FROM truth t WHERE t.k = ks.k
+                              EXCEPT SELECT a, b, distance FROM found f WHERE f.k = ks.k) x) AS missing,
+       (SELECT count(*) - count(DISTINCT (a, b)) FROM found f WHERE f.k = ks.k) AS repeated,
+       (SELECT count(*) FROM found f WHERE f.k = ks.k AND a >= b) AS unordered
+  FROM ks ORDER BY ks.k;
+
+-- k up to 12, the largest supported, on a sample of every shape
+CREATE TABLE small AS SELECT * FROM d WHERE id % 5 = 0;
+CREATE INDEX ON small USING simhash_perm (fp);
+SET enable_seqscan = off;
+SELECT k, count(*) AS truth,
+       (SELECT count(*) FROM simhash_pairs('small', 'id', 'fp', k) AS p(a bigint, b bigint, distance int)) AS found,
+       (SELECT count(*) FROM (SELECT a.id, b.id, hamming_distance(a.fp, b.fp) FROM small a, small b
+                               WHERE hamming_near(b.fp, a.fp, k) AND a.id < b.id
+                              EXCEPT SELECT * FROM simhash_pairs('small', 'id', 'fp', k) AS p(a bigint, b bigint, distance int)) x) AS missing
+  FROM generate_series(8, 12) k, small a, small b
+ WHERE hamming_near(b.fp, a.fp, k) AND a.id < b.id GROUP BY k ORDER BY k;
+RESET enable_seqscan;
+
+-- the same when the sorts spill: runs in temporary files, merged
+SET work_mem = '64kB';
+SELECT count(*) AS found_spilled,
+       (SELECT count(*) FROM truth WHERE k = 4) AS truth,
+       count(*) FILTER (WHERE (a, b, distance) NOT IN (SELECT a, b, distance FROM truth WHERE k = 4)) AS wrong
+  FROM simhash_pairs('d', 'id', 'fp', 4) AS p(a bigint, b bigint, distance int);
+RESET work_mem;
+
+-- a text key and a bigint fingerprint column
+CREATE TABLE t AS SELECT 'doc-' || id AS name, fp::bigint AS fp FROM d;
+SELECT count(*) AS text_pairs, count(*) FILTER (WHERE a >= b) AS unordered
+  FROM simhash_pairs('t', 'name', 'fp', 3) AS p(a text, b text, distance int);
+SELECT count(*) AS truth FROM truth WHERE k = 3;
+
+-- clusters: connected components of the pairs, named by their smallest key
+CREATE TABLE cl AS SELECT * FROM simhash_clusters('d', 'id', 'fp', 3) AS c(id bigint, cluster bigint);
+WITH RECURSIVE edges AS (
+  SELECT a AS x, b AS y FROM truth WHERE k = 3 UNION ALL SELECT b, a FROM truth WHERE k = 3
+), label(node, lab) AS (
+  SELECT x, x FROM edges
+  UNION
+  SELECT e.y, l.lab FROM label l JOIN edges e ON e.x = l.node
+), comp AS (SELECT node, min(lab) AS lab FROM label GROUP BY node)
+SELECT (SELECT count(*) FROM comp) AS rows_with_duplicates,
+       (SELECT count(*) FROM cl) AS rows_in_clusters,
+       (SELECT count(*) FROM comp FULL JOIN cl ON cl.id = comp.node
+         WHERE cl.cluster IS DISTINCT FROM comp.lab) AS wrong_cluster,
+       (SELECT count(DISTINCT cluster) FROM cl) AS clusters;
+-- every row of an identical run in one cluster, named by its smallest id
+SELECT cluster, count(*) FROM cl WHERE id BETWEEN 30000 AND 31999 GROUP BY 1 ORDER BY 1;
+-- with singletons: every row with a fingerprint, NULL for rows without
+SELECT count(*) AS all_rows, count(*) FILTER (WHERE id = cluster) AS own_cluster,
+       count(*) FILTER (WHERE cluster IS NULL) AS no_fingerprint
+  FROM simhash_clusters('d', 'id', 'fp', 3, singletons => true) AS c(id bigint, cluster bigint);
+
+-- many identical fingerprints: linear, no pair by pair comparison
+CREATE TABLE same AS SELECT g AS id, '0123456789abcdef'::simhash AS fp FROM generate_series(1, 20000) g;
+INSERT INTO same SELECT 100000 + g, flip_bits('0123456789abcdef', g, 2) FROM generate_series(1, 10) g;
+SELECT count(*), count(DISTINCT cluster), min(cluster)
+  FROM simhash_clusters('same', 'id', 'fp', 3) AS c(id int, cluster int);
+
+-- the recipes of the README: keep one row per cluster, or flag the others
+BEGIN;
+DELETE FROM d USING simhash_clusters('d', 'id', 'fp', 3) AS c(id bigint, cluster bigint)
+ WHERE d.id = c.id AND c.id <> c.cluster;
+SELECT count(*) AS pairs_left FROM simhash_pairs('d', 'id', 'fp', 3) AS p(a bigint, b bigint, distance int);
+ROLLBACK;
+ALTER TABLE d ADD duplicate_of bigint;
+UPDATE d SET duplicate_of = c.cluster
+  FROM simhash_clusters('d', 'id', 'fp', 3) AS c(id bigint, cluster bigint)
+ WHERE d.id = c.id AND c.id <> c.cluster;
+SELECT count(*) AS flagged, count(*) FILTER (WHERE duplicate_of >= id) AS flagged_wrong FROM d WHERE duplicate_of IS NOT NULL;
+
+-- incremental: a new batch against the cleaned table and against itself,
+-- in one transaction, through the index
+DELETE FROM d WHERE duplicate_of IS NOT NULL;
+CREATE TABLE batch (id bigint, fp simhash);
+INSERT INTO batch SELECT 50000 + id, flip_bits(fp, id, 2) FROM d WHERE id % 97 = 0 AND fp IS NOT NULL ORDER BY id LIMIT 30;
+INSERT INTO batch SELECT 60000 + g, pseudo_fp(900000 + g) FROM generate_series(1, 30) g;
+INSERT INTO batch SELECT 70000 + g, flip_bits(pseudo_fp(900000 + g), g, 1) FROM generate_series(1, 5) g;
+BEGIN;
+-- rows of the batch near a row already kept
+CREATE TEMP TABLE batch_dup AS
+  SELECT DISTINCT ON (n.id) n.id, o.id AS duplicate_of
+    FROM batch n JOIN d o ON hamming_near(o.fp, n.fp, 3) ORDER BY n.id, o.id;
+-- and rows near another row of the batch
+INSERT INTO batch_dup
+  SELECT c.id, c.cluster FROM simhash_clusters('batch', 'id', 'fp', 3) AS c(id bigint, cluster bigint)
+   WHERE c.id <> c.cluster AND c.id NOT IN (SELECT id FROM batch_dup);
+INSERT INTO d (id, shape, fp) SELECT id, 'batch', fp FROM batch WHERE id NOT IN (SELECT id FROM batch_dup);
+COMMIT;
+SELECT (SELECT count(*) FROM batch_dup) AS batch_duplicates,
+       (SELECT count(*) FROM d WHERE shape = 'batch') AS batch_kept,
+       (SELECT count(*) FROM simhash_pairs('d', 'id', 'fp', 3) AS p(a bigint, b bigint, distance int)) AS pairs_left;
+
+-- bad input
+SELECT * FROM simhash_pairs('d', 'nope', 'fp', 3) AS p(a bigint, b bigint, distance int);
+SELECT * FROM simhash_pairs('d', 'id', 'shape', 3) AS p(a bigint, b bigint, distance int);
+SELECT * FROM simhash_pairs('d', 'id', 'fp', 13) AS p(a bigint, b bigint, distance int);
+SELECT * FROM simhash_pairs('d', 'id', 'fp', -1) AS p(a bigint, b bigint, distance int);
+SELECT * FROM simhash_pairs('d', 'id', 'fp', 3) AS p(a text, b text, distance int);
+SELECT * FROM simhash_pairs('d', 'id', 'fp', 3);
+SELECT * FROM simhash_clusters('d', 'id', 'fp', 3) AS c(id bigint);
+CREATE VIEW dv AS SELECT * FROM d;
+SELECT * FROM simhash_pairs('dv', 'id', 'fp', 3) AS p(a bigint, b bigint, distance int);
+SELECT * FROM simhash_pairs('d', 'id', 'fp', NULL) AS p(a bigint, b bigint, distance int);
+-- an empty table, a table of NULL fingerprints
+CREATE TABLE empty (id int, fp simhash);
+SELECT count(*) FROM simhash_pairs('empty', 'id', 'fp', 3) AS p(a int, b int, distance int);
+INSERT INTO empty SELECT g, NULL FROM generate_series(1, 10) g;
+SELECT count(*) FROM simhash_clusters('empty', 'id', 'fp', 3, true) AS c(id int, cluster int);
+-- a NULL key in a row with a near-duplicate
+INSERT INTO empty VALUES (NULL, '0123456789abcdef'), (5, '0123456789abcdee');
+SELECT * FROM simhash_pairs('empty', 'id', 'fp', 3) AS p(a int, b int, distance int);
+-- the table's privileges apply
+CREATE ROLE simhash_pairs_nobody;
+SET ROLE simhash_pairs_nobody;
+SELECT * FROM simhash_pairs('d', 'id', 'fp', 3) AS p(a bigint, b bigint, distance int);
+RESET ROLE;
+DROP ROLE simhash_pairs_nobody;
+-- progress lines (their details, with timings, are not shown here)
+SELECT count(*) FROM simhash_pairs('t', 'name', 'fp', 3, progress => true) AS p(a text, b text, distance int);
+SELECT count(*) FROM simhash_clusters('same', 'id', 'fp', 3, progress => true) AS c(id int, cluster int);
+
+DROP VIEW dv;
+DROP TABLE d, ks, truth, found, small, t, cl, same, batch, empty;
+DROP FUNCTION pseudo_fp(bigint), flip_bits(simhash, bigint, int);
