@@ -208,7 +208,33 @@ index_condition(SupportRequestIndexCondition *req)
 									query, InvalidOid, InvalidOid));
 }
 
-/* Selectivity of hamming_near(var, const, const) */
+/*
+ * Selectivity of the join clause hamming_near(a.fp, b.fp, k): the pairs of
+ * equal fingerprints, estimated as PostgreSQL estimates an equality join
+ * without common values (1 / the larger number of distinct values, which
+ * in a self-join is each row meeting itself), plus the chance that two
+ * random fingerprints lie within k.  Near-duplicates that are not equal
+ * cannot be seen in the column's statistics; the estimate is right when
+ * they are rare and too low by their count when they are not.
+ */
+static Selectivity
+near_join_selectivity(PlannerInfo *root, Node *a, Node *b, int k)
+{
+	VariableStatData va,
+				vb;
+	bool		isdefault;
+	double		nd = 1;
+
+	examine_variable(root, a, 0, &va);
+	examine_variable(root, b, 0, &vb);
+	nd = Max(nd, get_variable_numdistinct(&va, &isdefault));
+	nd = Max(nd, get_variable_numdistinct(&vb, &isdefault));
+	ReleaseVariableStats(va);
+	ReleaseVariableStats(vb);
+	return Min(1.0, 1.0 / nd + binomial_tail(k));
+}
+
+/* Selectivity of hamming_near(var, const, const), or as a join clause */
 static bool
 near_selectivity(SupportRequestSelectivity *req)
 {
@@ -217,11 +243,21 @@ near_selectivity(SupportRequestSelectivity *req)
 	Node	   *k;
 	bool		varonleft;
 
-	if (req->is_join || list_length(req->args) != 3)
+	if (list_length(req->args) != 3)
 		return false;
 	k = estimate_expression_value(req->root, lthird(req->args));
 	if (!IsA(k, Const))
 		return false;
+	if (req->is_join)
+	{
+		if (((Const *) k)->constisnull)
+			req->selectivity = 0;
+		else
+			req->selectivity = near_join_selectivity(req->root, linitial(req->args),
+													 lsecond(req->args),
+													 DatumGetInt32(((Const *) k)->constvalue));
+		return true;
+	}
 	if (!get_restriction_variable(req->root, list_make2(linitial(req->args),
 														lsecond(req->args)),
 								  req->varRelid, &vardata, &other, &varonleft))
