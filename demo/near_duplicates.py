@@ -4,12 +4,12 @@
 Expects docs(id, package, body) and psql on PATH pointing at the server.
 Identical texts are trivial duplicates: they are collapsed first (and
 counted).  Every distinct text is fingerprinted, all pairs within Hamming
-distance k are found through a simhash_perm index (a self-join on
-hamming_near), each pair's exact Jaccard similarity of word 3-shingles is
-computed with simhash_jaccard() (J below), and the largest groups are
-printed: each group is a
-text together with every text within distance k of it, chosen greedily,
-largest first, so that no text is shown twice.
+distance k are found with simhash_pairs() (and, for comparison, with a
+self-join on hamming_near through a simhash_perm index), the clusters with
+simhash_clusters(), each pair's exact Jaccard similarity of word 3-shingles
+is computed with simhash_jaccard() (J below), and the largest groups are
+printed: each group is a text together with every text within distance k
+of it, chosen greedily, largest first, so that no text is shown twice.
 """
 import argparse
 import csv
@@ -51,15 +51,29 @@ def main():
     timed("UPDATE texts SET fp = simhash(body)",
           "ALTER TABLE texts ADD COLUMN fp simhash; UPDATE texts SET fp = simhash(body)")
 
-    # The simhash_perm index answers "every fingerprint within k of this
-    # one" exactly; joined with the table itself it finds every pair.
+    # simhash_pairs() sorts the table once per permuted table and compares
+    # neighbours: every pair within k, exactly, in one statement.
     print(f"== finding all pairs within Hamming distance {k}")
+    timed("pairs: simhash_pairs()",
+          f"CREATE TABLE pairs AS SELECT a, b, distance AS d "
+          f"FROM simhash_pairs('texts', 'id', 'fp', {k}) AS p(a int, b int, distance int)")
+    # The simhash_perm index answers "every fingerprint within k of this
+    # one"; joined with the table itself it finds the same pairs, one probe
+    # per row.  It is what checks a new batch against the table.
     timed("CREATE INDEX ... USING simhash_perm (fp)",
           f"CREATE INDEX texts_fp ON texts USING simhash_perm (fp) WITH (max_distance = {min(k, 8)})")
     psql("ANALYZE texts")
-    timed("pairs: self-join on hamming_near through the index",
-          f"CREATE TABLE pairs AS SELECT a.id AS a, b.id AS b, a.fp <-> b.fp AS d "
-          f"FROM texts a JOIN texts b ON hamming_near(b.fp, a.fp, {k}) AND a.id < b.id")
+    same = psql(f"SELECT count(*) = (SELECT count(*) FROM pairs) FROM texts a JOIN texts b "
+                f"ON hamming_near(b.fp, a.fp, {k}) AND a.id < b.id")[0][0]
+    timed("for comparison: the self-join on hamming_near through the index",
+          f"SELECT count(*) FROM texts a JOIN texts b ON hamming_near(b.fp, a.fp, {k}) AND a.id < b.id")
+    print(f"   same number of pairs both ways: {'yes' if same == 't' else 'NO'}")
+    timed("clusters: simhash_clusters()",
+          f"CREATE TABLE clusters AS SELECT * "
+          f"FROM simhash_clusters('texts', 'id', 'fp', {k}) AS c(id int, cluster int)")
+    cl = psql("SELECT count(*), count(DISTINCT cluster), count(*) FILTER (WHERE id <> cluster) FROM clusters")[0]
+    print(f"   {cl[0]} texts have a near-duplicate; they form {cl[1]} clusters, so keeping one "
+          f"text per cluster would set {cl[2]} aside")
     timed("verification: exact Jaccard of word 3-shingles, simhash_jaccard()",
           "ALTER TABLE pairs ADD COLUMN j float8; "
           "UPDATE pairs SET j = simhash_jaccard(ta.body, tb.body) "

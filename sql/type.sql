@@ -21,6 +21,12 @@ SELECT '-123456789abcdef'::simhash;
 SELECT '0x0x23456789abcdef'::simhash;
 -- the common slip: a text literal given to simhash() is read as a cast
 SELECT simhash('hello world');
+-- while an untyped parameter resolves to text and is fingerprinted (the
+-- reason there is no simhash(unknown): README, "A text literal needs a type")
+PREPARE untyped AS SELECT simhash($1);
+EXECUTE untyped('hello world');
+SELECT simhash(text 'hello world') AS same;
+DEALLOCATE untyped;
 \set VERBOSITY terse
 DO $$
 BEGIN
