@@ -29,6 +29,7 @@ OBJS = \
 	src/permcheck.o \
 	src/permutils.o \
 	src/permlayout.o \
+	src/permsort.o \
 	src/pairs.o
 
 EXTENSION = simhash

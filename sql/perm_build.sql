@@ -158,11 +158,44 @@ RESET enable_seqscan;
 
 -- build progress names
 SELECT amname FROM pg_am WHERE amname = 'simhash_perm' AND pg_indexam_progress_phasename(oid, 2) = 'scanning table'
-   AND pg_indexam_progress_phasename(oid, 3) = 'sorting and writing tables';
+   AND pg_indexam_progress_phasename(oid, 3) = 'sorting a table'
+   AND pg_indexam_progress_phasename(oid, 4) = 'writing a table';
+
+-- a build within maintenance_work_mem: 1MB keeps 32,768 rows in memory and
+-- sorts in runs of as many, so 150,000 rows spill to temporary files; the
+-- index is the same, page for page, as one built in memory
+CREATE TABLE big AS SELECT g AS id, pseudo_fp(g) AS fp FROM generate_series(1, 150000) g;
+INSERT INTO big SELECT 200000 + g, pseudo_fp(g % 100) FROM generate_series(1, 5000) g;
+SET maintenance_work_mem = '1MB';
+SELECT temp_bytes AS temp_before FROM pg_stat_database WHERE datname = current_database() \gset
+CREATE INDEX big_small ON big USING simhash_perm (fp);
+SELECT pg_stat_force_next_flush();
+SELECT temp_bytes > :temp_before AS spilled FROM pg_stat_database WHERE datname = current_database();
+RESET maintenance_work_mem;
+CREATE EXTENSION pageinspect;
+-- (each page past its LSN and checksum, which differ between two builds)
+CREATE TABLE big_pages AS SELECT blkno, substr(get_raw_page('big_small', blkno::int), 11) AS p FROM generate_series(0, pg_relation_size('big_small') / 8192 - 1) blkno;
+SET maintenance_work_mem = '256MB';
+DROP INDEX big_small;
+CREATE INDEX big_large ON big USING simhash_perm (fp);
+RESET maintenance_work_mem;
+SELECT count(*) AS pages, count(*) FILTER (WHERE b.p IS DISTINCT FROM substr(get_raw_page('big_large', b.blkno::int), 11)) AS different
+  FROM big_pages b;
+SELECT table_no, entries, incomplete_splits FROM simhash_perm_check('big_large', true) WHERE table_no = 0;
+
+-- REINDEX CONCURRENTLY, with the index in use before and after
+SET enable_seqscan = off;
+SELECT count(*) FROM big WHERE hamming_near(fp, pseudo_fp(42), 3);
+REINDEX INDEX CONCURRENTLY big_large;
+SELECT count(*) FROM big WHERE hamming_near(fp, pseudo_fp(42), 3);
+RESET enable_seqscan;
+SELECT count(*) FROM big WHERE hamming_near(fp, pseudo_fp(42), 3);
+SELECT table_no, entries FROM simhash_perm_check('big_large', true) WHERE table_no = 0;
 
 -- the index must be of our kind
 SELECT * FROM simhash_perm_info('pg_class_oid_index');
 
 -- clean up for the tests that follow in the same database
-DROP TABLE empty_t, t, u, b, docs;
+DROP TABLE empty_t, t, u, b, docs, big, big_pages;
+DROP EXTENSION pageinspect;
 DROP FUNCTION pseudo_fp(bigint);

@@ -15,11 +15,11 @@
  * the first table where the two share a prefix, so each pair comes once.
  *
  * Memory.  The rows' (fingerprint, TID) records, 16 bytes each, are kept in
- * memory while they fit in work_mem and go to a temporary file otherwise.
- * Each table's permuted records are sorted in runs of work_mem, which are
- * written to temporary files and merged when there is more than one, so
- * the sorts stay within work_mem whatever the table's size; a group of
- * equal prefixes is held whole (with B chosen so that groups are small).
+ * memory while they fit in half of work_mem and go to a temporary file
+ * otherwise.  Each table's permuted records are sorted within the other
+ * half, in runs written to temporary files and merged (permsort.c), so the
+ * sorts stay within work_mem whatever the table's size; a group of equal
+ * prefixes is held whole (with B chosen so that groups are small).
  *
  * Clusters are the connected components of the pairs, kept in a union-find
  * over the rows that have a near-duplicate.  Identical fingerprints are
@@ -44,7 +44,6 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
-#include "storage/buffile.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
@@ -67,35 +66,7 @@ PG_FUNCTION_INFO_V1(simhash_clusters);
 #define PAIRS_MAX_K		PERM_MAX_MAX_DISTANCE
 
 /* A row: its fingerprint (or permuted key) and heap TID */
-typedef struct PairRec
-{
-	uint64		key;
-	ItemPointerData tid;
-} PairRec;
-
-#define ST_SORT sort_pair_recs
-#define ST_ELEMENT_TYPE PairRec
-#define ST_COMPARE(a, b) (((a)->key > (b)->key) - ((a)->key < (b)->key))
-#define ST_SCOPE static
-#define ST_DEFINE
-#include "lib/sort_template.h"
-
-/* Records kept in memory, or written to a temporary file */
-typedef struct RecStore
-{
-	PairRec    *mem;
-	int64		n;
-	int64		max;			/* in memory while n < max */
-	BufFile    *file;			/* then here, all of them */
-} RecStore;
-
-/* A sorted run on disk, read back record by record */
-typedef struct Run
-{
-	BufFile    *file;
-	PairRec		head;
-	bool		done;
-} Run;
+typedef PermKey PairRec;
 
 /* Union-find over the rows that have a near-duplicate */
 typedef struct UFEntry
@@ -125,7 +96,7 @@ typedef struct PairsState
 	uint64		earlier_mask[PERM_MAX_TABLES];	/* of the table being read */
 	int			table;
 	int64		work_bytes;
-	RecStore	rows;
+	PermRecStore *rows;
 	int64		compared;
 	int64		found;
 	instr_time	start;
@@ -243,51 +214,6 @@ elapsed(PairsState *ps)
 }
 
 /*
- * Record stores
- */
-
-static void
-store_add(RecStore *st, const PairRec *rec)
-{
-	if (st->file == NULL && st->n == st->max)
-	{
-		/* out of room: everything goes to a file from now on */
-		st->file = BufFileCreateTemp(false);
-		BufFileWrite(st->file, (void *) st->mem, st->n * sizeof(PairRec));
-		pfree(st->mem);
-		st->mem = NULL;
-	}
-	if (st->file)
-		BufFileWrite(st->file, (void *) rec, sizeof(PairRec));
-	else
-		st->mem[st->n] = *rec;
-	st->n++;
-}
-
-static void
-store_rewind(RecStore *st)
-{
-	if (st->file && BufFileSeek(st->file, 0, 0, SEEK_SET) != 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not rewind temporary file")));
-}
-
-static bool
-store_next(RecStore *st, int64 i, PairRec *rec)
-{
-	if (i >= st->n)
-		return false;
-	if (st->file == NULL)
-		*rec = st->mem[i];
-	else if (BufFileRead(st->file, rec, sizeof(PairRec)) != sizeof(PairRec))
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not read temporary file")));
-	return true;
-}
-
-/*
  * The number of blocks B for n rows and radius k.  Each of the C(B, k)
  * tables costs a sort, about log2(n) steps a row, and the comparisons in
  * its groups of equal prefixes, about n / 2^P a row for P = 64 (B - k) / B
@@ -335,8 +261,8 @@ read_rows(PairsState *ps)
 	double		bit_ones[64];
 	int			i;
 
-	ps->rows.max = Max(1024, ps->work_bytes / (int64) sizeof(PairRec));
-	ps->rows.mem = palloc_extended(ps->rows.max * sizeof(PairRec), MCXT_ALLOC_HUGE);
+	/* half the budget keeps the rows, half sorts a table */
+	ps->rows = PermRecStoreBegin(ps->work_bytes / 2);
 
 	scan = table_beginscan(ps->rel, ps->snapshot, 0, NULL);
 	while (table_scan_getnextslot(scan, ForwardScanDirection, ps->slot))
@@ -350,23 +276,25 @@ read_rows(PairsState *ps)
 			continue;
 		rec.key = (uint64) DatumGetInt64(d);
 		rec.tid = ps->slot->tts_tid;
-		store_add(&ps->rows, &rec);
+		PermRecStoreAdd(ps->rows, &rec);
 		for (i = 0; i < 64; i++)
 			ones[i] += (rec.key >> i) & 1;
 	}
 	table_endscan(scan);
 
 	for (i = 0; i < 64; i++)
-		bit_ones[i] = ps->rows.n > 0 ? (double) ones[i] / ps->rows.n : 0.5;
+		bit_ones[i] = PermRecStoreCount(ps->rows) > 0 ?
+			(double) ones[i] / PermRecStoreCount(ps->rows) : 0.5;
 	if (ps->progress)
 		ereport(NOTICE,
 				(errmsg("simhash: read %lld rows with a fingerprint",
-						(long long) ps->rows.n),
+						(long long) PermRecStoreCount(ps->rows)),
 				 errdetail("%.1f s; %s.", elapsed(ps),
-						   ps->rows.file ? "more than work_mem: kept in a temporary file" :
+						   PermRecStoreSpilled(ps->rows) ?
+						   "more than half of work_mem: kept in a temporary file" :
 						   "kept in memory")));
 
-	PermChooseLayout(ps->k, choose_blocks(ps->rows.n, ps->k), bit_ones,
+	PermChooseLayout(ps->k, choose_blocks(PermRecStoreCount(ps->rows), ps->k), bit_ones,
 					 &ps->layout);
 	ps->perm = palloc(ps->layout.ntables * sizeof(PermPermutation));
 	for (i = 0; i < ps->layout.ntables; i++)
@@ -578,31 +506,19 @@ walk_add(GroupWalk *w, const PairRec *rec)
 	w->any = true;
 }
 
-/* Read the next record of a run into its head */
-static void
-run_advance(Run *run)
-{
-	if (BufFileRead(run->file, &run->head, sizeof(PairRec)) != sizeof(PairRec))
-		run->done = true;
-}
-
 /*
- * Sort table t's records (permuted) in runs of work_mem and walk them in
- * key order, merging the runs when there are several.
+ * Sort table t's records (permuted) within half of work_mem, spilling runs
+ * to temporary files, and walk them in key order.
  */
 static void
 search_table(PairsState *ps, int t)
 {
-	int64		run_max = Max(1024, ps->work_bytes / (int64) sizeof(PairRec));
-	PairRec    *buf;
-	int64		nbuf = 0;
-	Run		   *runs = NULL;
-	int			nruns = 0,
-				maxruns = 0;
+	PermRunSort *rs;
 	GroupWalk	w = {0};
 	PairRec		rec;
-	int64		i;
+	int64		i = 0;
 	int			e;
+	int			spilled;
 
 	ps->table = t;
 	for (e = 0; e < t; e++)
@@ -611,83 +527,29 @@ search_table(PairsState *ps, int t)
 	w.prefix_mask = ps->layout.prefix_bits[t] >= 64 ? PG_UINT64_MAX :
 		~(PG_UINT64_MAX >> ps->layout.prefix_bits[t]);
 
-	run_max = Min(run_max, Max(ps->rows.n, 1));
-	buf = palloc_extended(run_max * sizeof(PairRec), MCXT_ALLOC_HUGE);
-	store_rewind(&ps->rows);
-	for (i = 0; store_next(&ps->rows, i, &rec); i++)
+	rs = PermRunSortBegin(ps->work_bytes / 2, PermRecStoreCount(ps->rows));
+	PermRecStoreRewind(ps->rows);
+	while (PermRecStoreNext(ps->rows, &rec))
 	{
-		if ((i & 65535) == 0)
+		if ((++i & 65535) == 0)
 			CHECK_FOR_INTERRUPTS();
 		rec.key = PermPermute(&ps->perm[t], rec.key);
-		buf[nbuf++] = rec;
-		if (nbuf == run_max && i + 1 < ps->rows.n)
-		{
-			/* a full run: sort it and put it aside */
-			sort_pair_recs(buf, nbuf);
-			if (nruns == maxruns)
-			{
-				maxruns = Max(8, maxruns * 2);
-				runs = runs ? repalloc(runs, maxruns * sizeof(Run)) :
-					palloc(maxruns * sizeof(Run));
-			}
-			runs[nruns].file = BufFileCreateTemp(false);
-			BufFileWrite(runs[nruns].file, buf, nbuf * sizeof(PairRec));
-			nruns++;
-			nbuf = 0;
-		}
+		PermRunSortPut(rs, &rec);
 	}
-	sort_pair_recs(buf, nbuf);
-
-	if (nruns == 0)
+	PermRunSortFinish(rs);
+	spilled = PermRunSortSpilledRuns(rs);
+	i = 0;
+	while (PermRunSortNext(rs, &rec))
 	{
-		for (i = 0; i < nbuf; i++)
-			walk_add(&w, &buf[i]);
+		if ((++i & 65535) == 0)
+			CHECK_FOR_INTERRUPTS();
+		walk_add(&w, &rec);
 	}
-	else
-	{
-		/* the last run stays in memory; merge it with those on disk */
-		int64		next_mem = 0;
-
-		for (e = 0; e < nruns; e++)
-		{
-			if (BufFileSeek(runs[e].file, 0, 0, SEEK_SET) != 0)
-				ereport(ERROR,
-						(errcode_for_file_access(),
-						 errmsg("could not rewind temporary file")));
-			runs[e].done = false;
-			run_advance(&runs[e]);
-		}
-		for (;;)
-		{
-			int			best = -1;
-
-			/* few runs (rows * 16 / work_mem): a linear pick is enough */
-			for (e = 0; e < nruns; e++)
-				if (!runs[e].done &&
-					(best < 0 || runs[e].head.key < runs[best].head.key))
-					best = e;
-			if (next_mem < nbuf &&
-				(best < 0 || buf[next_mem].key <= runs[best].head.key))
-				walk_add(&w, &buf[next_mem++]);
-			else if (best >= 0)
-			{
-				walk_add(&w, &runs[best].head);
-				run_advance(&runs[best]);
-			}
-			else
-				break;
-			if ((w.n & 4095) == 0)
-				CHECK_FOR_INTERRUPTS();
-		}
-		for (e = 0; e < nruns; e++)
-			BufFileClose(runs[e].file);
-		pfree(runs);
-	}
+	PermRunSortEnd(rs);
 	if (w.n > 0)
 		compare_group(ps, w.group, w.n);
 	if (w.group)
 		pfree(w.group);
-	pfree(buf);
 
 	if (ps->progress)
 		ereport(NOTICE,
@@ -696,7 +558,7 @@ search_table(PairsState *ps, int t)
 				 errdetail("%.1f s; %lld %s so far, %lld comparisons%s.",
 						   elapsed(ps), (long long) ps->found,
 						   ps->clusters ? "links" : "pairs", (long long) ps->compared,
-						   nruns > 0 ? psprintf(", %d sorted runs merged", nruns + 1) : "")));
+						   spilled > 0 ? psprintf(", %d sorted runs merged", spilled + 1) : "")));
 }
 
 static void
@@ -713,10 +575,7 @@ search_all(PairsState *ps)
 						ps->layout.prefix_bits[0])));
 	for (t = 0; t < ps->layout.ntables; t++)
 		search_table(ps, t);
-	if (ps->rows.file)
-		BufFileClose(ps->rows.file);
-	if (ps->rows.mem)
-		pfree(ps->rows.mem);
+	PermRecStoreEnd(ps->rows);
 }
 
 /* The result's columns: (key, key, int4) or (key, key) */

@@ -89,8 +89,10 @@ permbuildphasename(int64 phasenum)
 			return "initializing";
 		case PERM_PHASE_SCAN:
 			return "scanning table";
-		case PERM_PHASE_SORT_WRITE:
-			return "sorting and writing tables";
+		case PERM_PHASE_SORT:
+			return "sorting a table";
+		case PERM_PHASE_WRITE:
+			return "writing a table";
 		default:
 			return NULL;
 	}

@@ -26,6 +26,8 @@
  *	permleaf.c		the compact leaf format
  *	permutils.c		the per-index state cache and small helpers
  *	permlayout.c	the bit layout: blocks, tables, permutations, s(r)
+ *	permsort.c		sorting (key, TID) records within a memory budget,
+ *					spilling to temporary files (also used by pairs.c)
  *
  * IDENTIFICATION
  *	  src/perm.h
@@ -82,7 +84,8 @@
 
 /* Build progress sub-phases (1 is PROGRESS_CREATEIDX_SUBPHASE_INITIALIZE) */
 #define PERM_PHASE_SCAN			2
-#define PERM_PHASE_SORT_WRITE	3
+#define PERM_PHASE_SORT			3
+#define PERM_PHASE_WRITE		4
 
 /*
  * Inserts append to a leaf's unsorted tail, so that their WAL records carry
@@ -408,5 +411,22 @@ extern void PermChooseLayout(int max_distance, int blocks,
 							 const double *bit_ones, PermLayout *layout);
 extern void PermMakePermutation(const uint8 *bits, PermPermutation *perm);
 extern int	PermProbeSpread(int blocks, int max_distance, int radius);
+
+/* permsort.c */
+typedef struct PermRecStore PermRecStore;
+typedef struct PermRunSort PermRunSort;
+extern PermRecStore *PermRecStoreBegin(int64 budget_bytes);
+extern void PermRecStoreAdd(PermRecStore *st, const PermKey *rec);
+extern int64 PermRecStoreCount(PermRecStore *st);
+extern bool PermRecStoreSpilled(PermRecStore *st);
+extern void PermRecStoreRewind(PermRecStore *st);
+extern bool PermRecStoreNext(PermRecStore *st, PermKey *rec);
+extern void PermRecStoreEnd(PermRecStore *st);
+extern PermRunSort *PermRunSortBegin(int64 budget_bytes, int64 expected);
+extern void PermRunSortPut(PermRunSort *rs, const PermKey *rec);
+extern void PermRunSortFinish(PermRunSort *rs);
+extern int	PermRunSortSpilledRuns(PermRunSort *rs);
+extern bool PermRunSortNext(PermRunSort *rs, PermKey *rec);
+extern void PermRunSortEnd(PermRunSort *rs);
 
 #endif							/* SIMHASH_PERM_H */

@@ -5,16 +5,19 @@
  *		indexes (ambuildempty).
  *
  * The build never inserts row by row.  It collects every (fingerprint,
- * TID) in memory while scanning the table, measures how often each bit is
- * set (to spread the bits over the blocks, see permlayout.c), then for
- * each table sorts the permuted keys and writes the leaves left to right,
- * then each internal level from the one below, until a level has one page:
- * the table's root.  Pages go through shared buffers without WAL and are
- * logged at the end with log_newpage_range().
+ * TID) while scanning the table, measures how often each bit is set (to
+ * spread the bits over the blocks, see permlayout.c), then for each table
+ * sorts the permuted keys and writes the leaves left to right as the sort
+ * hands them out, then each internal level from the one below, until a
+ * level has one page: the table's root.  Pages go through shared buffers
+ * without WAL and are logged at the end with log_newpage_range().
  *
- * Memory: 14 bytes per row for the collected fingerprints plus 16 bytes per
- * row for the table being sorted, allocated outside maintenance_work_mem.
- * Leaves are filled to PERM_BUILD_FILL_PERCENT in their compact format.
+ * Memory stays within maintenance_work_mem: half of it keeps the collected
+ * rows (16 bytes each; beyond that they go to a temporary file), half sorts
+ * one table (in runs written to temporary files and merged beyond that),
+ * see permsort.c.  What remains is a window of one leaf's entries and one
+ * downlink per page of the level being built.  Leaves are filled to
+ * PERM_BUILD_FILL_PERCENT in their compact format.
  *
  * IDENTIFICATION
  *	  src/permbuild.c
@@ -39,19 +42,17 @@
 /* Leaves and internal pages are written this full, leaving room to grow */
 #define PERM_BUILD_FILL_PERCENT		90
 
-#define ST_SORT sort_build_entries
-#define ST_ELEMENT_TYPE PermKey
-#define ST_COMPARE(a, b) PermCompareKeys(a, b)
-#define ST_SCOPE static
-#define ST_DEFINE
-#include "lib/sort_template.h"
+/* Fingerprints are counted bit by bit this many at a time */
+#define PERM_BUILD_COUNT_BATCH		1024
 
 typedef struct PermBuildState
 {
-	uint64	   *fps;
-	ItemPointerData *tids;
+	PermRecStore *rows;			/* (fingerprint, TID) of every row */
 	int64		n;
-	int64		capacity;
+	int64		budget;			/* maintenance_work_mem, in bytes */
+	SimhashVoter counter;		/* how often each bit is set */
+	uint64		batch[PERM_BUILD_COUNT_BATCH];
+	int			nbatch;
 	MemoryContext cxt;
 } PermBuildState;
 
@@ -61,18 +62,20 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 			   bool tupleIsAlive, void *arg)
 {
 	PermBuildState *bs = (PermBuildState *) arg;
+	PermKey		rec;
 
 	if (isnull[0])
 		return;
-	if (bs->n == bs->capacity)
-	{
-		bs->capacity *= 2;
-		bs->fps = repalloc_huge(bs->fps, bs->capacity * sizeof(uint64));
-		bs->tids = repalloc_huge(bs->tids, bs->capacity * sizeof(ItemPointerData));
-	}
-	bs->fps[bs->n] = (uint64) DatumGetInt64(values[0]);
-	bs->tids[bs->n] = *tid;
+	rec.key = (uint64) DatumGetInt64(values[0]);
+	rec.tid = *tid;
+	PermRecStoreAdd(bs->rows, &rec);
 	bs->n++;
+	bs->batch[bs->nbatch++] = rec.key;
+	if (bs->nbatch == PERM_BUILD_COUNT_BATCH)
+	{
+		SimhashVoterAddBatch(&bs->counter, bs->batch, bs->nbatch);
+		bs->nbatch = 0;
+	}
 }
 
 /*
@@ -129,21 +132,35 @@ write_internal_level(Relation index, ForkNumber fork, int table, int level,
 	return (int) npages;
 }
 
+/* Refill a window of sorted entries from the sort; returns its length */
+static int
+fill_window(PermRunSort *rs, PermKey *win, int n, int size)
+{
+	while (n < size && PermRunSortNext(rs, &win[n]))
+		n++;
+	return n;
+}
+
 /*
- * Write a table's leaves from its sorted entries, left to right.  A leaf
- * takes entries while they fit, at the fill factor, in the compact format
- * that its key range and TIDs allow (permleaf.c); its range runs from its
- * first key (0 for the leftmost) to the next leaf's first key.  Returns the
- * number of leaves, with their first keys and blocks.
+ * Write a table's leaves from its sorted entries, left to right, as the
+ * sort hands them out.  A leaf takes entries while they fit, at the fill
+ * factor, in the compact format that its key range and TIDs allow
+ * (permleaf.c); its range runs from its first key (0 for the leftmost) to
+ * the next leaf's first key.  The entries are read through a window one
+ * longer than the most a leaf can hold, so the next leaf's first key is
+ * always at hand.  Returns the number of leaves, with their first keys and
+ * blocks.
  */
 static int64
-write_leaves(Relation index, ForkNumber fork, int table, const PermKey *keys,
-			 int64 n, PermKey **firsts, BlockNumber **blocks)
+write_leaves(Relation index, ForkNumber fork, int table, PermRunSort *rs,
+			 PermKey **firsts, BlockNumber **blocks)
 {
 	size_t		target = PERM_PAGE_SPACE * PERM_BUILD_FILL_PERCENT / 100;
+	int			wsize = PERM_LEAF_MAX_ENTRIES + 1;
+	PermKey    *win = palloc(wsize * sizeof(PermKey));
+	int			n = fill_window(rs, win, 0, wsize);
 	int64		cap = 1024;
 	int64		npages = 0;
-	int64		i = 0;
 	Buffer		prev = InvalidBuffer;
 
 	*firsts = palloc_extended(cap * sizeof(PermKey), MCXT_ALLOC_HUGE);
@@ -151,23 +168,23 @@ write_leaves(Relation index, ForkNumber fork, int table, const PermKey *keys,
 
 	do
 	{
-		uint64		lo = (npages == 0) ? 0 : keys[i].key;
+		uint64		lo = (npages == 0) ? 0 : win[0].key;
 		BlockNumber maxblock = 0;
 		OffsetNumber maxoff = 0;
-		int64		j = i;
+		int			j = 0;
 		Buffer		buf;
 		Page		page;
 		PermPageOpaque opaque;
 		bool		ok;
 
-		/* take entries [i, j) while they fit */
+		/* take entries [0, j) of the window while they fit */
 		while (j < n)
 		{
-			uint64		hi = (j + 1 < n) ? keys[j + 1].key : PG_UINT64_MAX;
-			BlockNumber b = Max(maxblock, ItemPointerGetBlockNumberNoCheck(&keys[j].tid));
-			OffsetNumber o = Max(maxoff, ItemPointerGetOffsetNumberNoCheck(&keys[j].tid));
+			uint64		hi = (j + 1 < n) ? win[j + 1].key : PG_UINT64_MAX;
+			BlockNumber b = Max(maxblock, ItemPointerGetBlockNumberNoCheck(&win[j].tid));
+			OffsetNumber o = Max(maxoff, ItemPointerGetOffsetNumberNoCheck(&win[j].tid));
 
-			if (j > i && (size_t) (j - i + 1) * PermLeafFormatSize(lo, hi, b, o) > target)
+			if (j > 0 && (size_t) (j + 1) * PermLeafFormatSize(lo, hi, b, o) > target)
 				break;
 			maxblock = b;
 			maxoff = o;
@@ -190,15 +207,15 @@ write_leaves(Relation index, ForkNumber fork, int table, const PermKey *keys,
 		{
 			/* not the rightmost: the real right-link is set below */
 			opaque->rightlink = BufferGetBlockNumber(buf) + 1;
-			opaque->hikey = keys[j].key;
-			opaque->hikey_tid = keys[j].tid;
+			opaque->hikey = win[j].key;
+			opaque->hikey_tid = win[j].tid;
 		}
-		ok = PermLeafSetEntries(page, keys + i, (int) (j - i), (int) (j - i));
+		ok = PermLeafSetEntries(page, win, j, j);
 		Assert(ok);
 		(void) ok;
 
 		/* the leftmost leaf's downlink stands for minus infinity */
-		(*firsts)[npages] = npages == 0 ? PermMinKey : keys[i];
+		(*firsts)[npages] = npages == 0 ? PermMinKey : win[0];
 		(*blocks)[npages] = BufferGetBlockNumber(buf);
 
 		if (BufferIsValid(prev))
@@ -209,13 +226,17 @@ write_leaves(Relation index, ForkNumber fork, int table, const PermKey *keys,
 		}
 		prev = buf;
 		npages++;
-		i = j;
-	} while (i < n);
+
+		/* slide the window past the entries written, and refill it */
+		memmove(win, win + j, (n - j) * sizeof(PermKey));
+		n = fill_window(rs, win, n - j, wsize);
+	} while (n > 0);
 
 	if (npages == 1)
 		PermPageGetOpaque(BufferGetPage(prev))->flags |= PERM_ROOT;
 	MarkBufferDirty(prev);
 	UnlockReleaseBuffer(prev);
+	pfree(win);
 	return npages;
 }
 
@@ -224,13 +245,13 @@ write_leaves(Relation index, ForkNumber fork, int table, const PermKey *keys,
  * and sets *root_level.
  */
 static BlockNumber
-write_table(Relation index, ForkNumber fork, int table, const PermKey *keys,
-			int64 n, uint16 *root_level)
+write_table(Relation index, ForkNumber fork, int table, PermRunSort *rs,
+			uint16 *root_level)
 {
 	PermKey    *firsts;
 	BlockNumber *blocks;
 	int			level = 0;
-	int64		npages = write_leaves(index, fork, table, keys, n, &firsts, &blocks);
+	int64		npages = write_leaves(index, fork, table, rs, &firsts, &blocks);
 
 	while (npages > 1)
 	{
@@ -267,12 +288,10 @@ choose_layout(PermBuildState *bs, int max_distance, int blocks,
 
 	if (bs->n > 0)
 	{
-		SimhashVoter counter;
-
-		SimhashVoterInit(&counter);
-		SimhashVoterAddBatch(&counter, bs->fps, bs->n);
+		SimhashVoterAddBatch(&bs->counter, bs->batch, bs->nbatch);
+		bs->nbatch = 0;
 		for (i = 0; i < 64; i++)
-			bit_ones[i] = (double) counter.counts[i] / (double) bs->n;
+			bit_ones[i] = (double) bs->counter.counts[i] / (double) bs->n;
 	}
 	PermChooseLayout(max_distance, blocks, bs->n > 0 ? bit_ones : NULL,
 					 layout);
@@ -314,7 +333,6 @@ write_index(Relation index, ForkNumber fork, PermBuildState *bs)
 	PermLayout	layout;
 	Buffer		metabuf;
 	PermMetaPage meta;
-	PermKey    *sorted;
 	PermPermutation *perm;
 	int			t;
 	int64		i;
@@ -324,30 +342,40 @@ write_index(Relation index, ForkNumber fork, PermBuildState *bs)
 	choose_layout(bs, max_distance, blocks, &layout);
 	write_metapage(index, fork, &layout);
 
-	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, PERM_PHASE_SORT_WRITE);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL,
 								 bs->n * layout.ntables);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, 0);
-
-	sorted = palloc_extended(Max(bs->n, 1) * sizeof(PermKey), MCXT_ALLOC_HUGE);
 
 	perm = palloc(sizeof(PermPermutation));
 	for (t = 0; t < layout.ntables; t++)
 	{
 		BlockNumber root;
 		uint16		root_level;
+		PermRunSort *rs;
+		PermKey		rec;
 
+		/* sort the table's permuted keys within half the budget */
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, PERM_PHASE_SORT);
 		PermMakePermutation(layout.bits[t], perm);
-		for (i = 0; i < bs->n; i++)
+		rs = PermRunSortBegin(bs->budget / 2, bs->n);
+		i = 0;
+		if (bs->rows)
 		{
-			if ((i & 0xFFFF) == 0)
-				CHECK_FOR_INTERRUPTS();
-			sorted[i].key = PermPermute(perm, bs->fps[i]);
-			sorted[i].tid = bs->tids[i];
+			PermRecStoreRewind(bs->rows);
+			while (PermRecStoreNext(bs->rows, &rec))
+			{
+				if ((++i & 0xFFFF) == 0)
+					CHECK_FOR_INTERRUPTS();
+				rec.key = PermPermute(perm, rec.key);
+				PermRunSortPut(rs, &rec);
+			}
 		}
-		if (bs->n > 0)
-			sort_build_entries(sorted, bs->n);
-		root = write_table(index, fork, t, sorted, bs->n, &root_level);
+		PermRunSortFinish(rs);
+
+		/* and write it as the sort hands the keys out */
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, PERM_PHASE_WRITE);
+		root = write_table(index, fork, t, rs, &root_level);
+		PermRunSortEnd(rs);
 
 		metabuf = ReadBufferExtended(index, fork, PERM_METAPAGE_BLKNO, RBM_NORMAL, NULL);
 		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
@@ -362,7 +390,6 @@ write_index(Relation index, ForkNumber fork, PermBuildState *bs)
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE,
 									 bs->n * (t + 1));
 	}
-	pfree(sorted);
 	pfree(perm);
 
 	/* WAL: every page of the new fork, once (always for the init fork) */
@@ -384,19 +411,20 @@ permbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 		elog(ERROR, "index \"%s\" already contains data",
 			 RelationGetRelationName(index));
 
+	memset(&bs, 0, sizeof(bs));
 	bs.cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash_perm build",
 								   ALLOCSET_DEFAULT_SIZES);
 	oldcxt = MemoryContextSwitchTo(bs.cxt);
-	bs.n = 0;
-	bs.capacity = 1024;
-	bs.fps = palloc(bs.capacity * sizeof(uint64));
-	bs.tids = palloc(bs.capacity * sizeof(ItemPointerData));
+	bs.budget = (int64) maintenance_work_mem * 1024;
+	bs.rows = PermRecStoreBegin(bs.budget / 2);
+	SimhashVoterInit(&bs.counter);
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, PERM_PHASE_SCAN);
 	reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
 									   build_callback, &bs, NULL);
 
 	write_index(index, MAIN_FORKNUM, &bs);
+	PermRecStoreEnd(bs.rows);
 
 	MemoryContextSwitchTo(oldcxt);
 	MemoryContextDelete(bs.cxt);
@@ -411,7 +439,10 @@ permbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 void
 permbuildempty(Relation index)
 {
-	PermBuildState bs = {0};
+	PermBuildState bs;
 
+	memset(&bs, 0, sizeof(bs));
+	bs.budget = (int64) maintenance_work_mem * 1024;
+	SimhashVoterInit(&bs.counter);
 	write_index(index, INIT_FORKNUM, &bs);
 }
