@@ -183,8 +183,16 @@ CREATE INDEX b_idx ON b USING simhash_perm (fp);
 ANALYZE b;
 SET enable_seqscan = off;
 EXPLAIN (COSTS OFF) SELECT id FROM b ORDER BY fp <-> '0123456789abcdef'::simhash LIMIT 5;
+-- (with leaf maps off: every probe descends from the root)
+SET simhash.leaf_map_memory = 0;
 SELECT count(*) FILTER (WHERE ARRAY(SELECT b.fp <-> q.fp FROM b ORDER BY b.fp <-> q.fp LIMIT 10) <> t.dists) AS wrong_bigint
   FROM q JOIN truth2 t USING (qid) WHERE t.n = 10;
+SELECT count(*) FILTER (WHERE ARRAY(SELECT id FROM b WHERE hamming_near(b.fp, q.fp::bigint, 5) ORDER BY id) <>
+                              ARRAY(SELECT id FROM d WHERE hamming_distance(d.fp, q.fp) <= 5 ORDER BY id)) AS wrong_radius_without_maps
+  FROM q;
+RESET simhash.leaf_map_memory;
+SHOW simhash.leaf_map_memory;
+SET simhash.leaf_map_memory = -1;
 CREATE TABLE docs (id int, body text);
 INSERT INTO docs SELECT g, 'note ' || g % 50 || ' about ' || g % 7 || ' and word' || g % 13 FROM generate_series(1, 2000) g;
 CREATE INDEX docs_fp ON docs USING simhash_perm (simhash(body));

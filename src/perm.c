@@ -51,6 +51,20 @@ PermInit(void)
 							 PGC_SUSET,
 							 GUC_NOT_IN_SAMPLE,
 							 NULL, NULL, NULL);
+
+	/*
+	 * Leaf maps (README.perm, "Searching") make a descent one page read;
+	 * they cost about 20 bytes a leaf per table, per backend.
+	 */
+	DefineCustomIntVariable("simhash.leaf_map_memory",
+							"Memory the leaf maps of one simhash_perm index may use in a backend.",
+							"Tables whose map does not fit are searched by descending from the root; 0 turns maps off.",
+							&perm_leaf_map_memory,
+							PERM_DEFAULT_LEAF_MAP_MEMORY,
+							0, MAX_KILOBYTES,
+							PGC_USERSET,
+							GUC_UNIT_KB,
+							NULL, NULL, NULL);
 	MarkGUCPrefixReserved("simhash");
 }
 

@@ -95,7 +95,10 @@
 #define PERM_LEAF_TAIL_MAX		32
 
 /* Leaf maps are kept for tables of at most this many leaves */
-#define PERM_LEAF_MAP_MAX		262144
+#define PERM_LEAF_MAP_MAX		(64 * 1024 * 1024)
+
+/* Default of simhash.leaf_map_memory, in kB */
+#define PERM_DEFAULT_LEAF_MAP_MEMORY	(32 * 1024)
 
 /*
  * Page structures
@@ -269,6 +272,8 @@ typedef struct PermState
 	int			root_level[PERM_MAX_TABLES];
 	PermPermutation *perm;		/* one per table */
 	PermLeafMap *leafmap[PERM_MAX_TABLES];	/* NULL until built */
+	int64		leafmap_bytes;	/* memory of the maps, for the limit */
+	int			descents[PERM_MAX_TABLES];	/* counted until a map is built */
 	PermAppendScratch *append_scratch;	/* NULL until the first insert */
 } PermState;
 
@@ -314,6 +319,7 @@ extern void permbuildempty(Relation index);
 
 /* perminsert.c */
 extern bool perm_fail_after_split;
+extern int	perm_leaf_map_memory;
 extern bool perminsert(Relation index, Datum *values, bool *isnull,
 					   ItemPointer ht_ctid, Relation heapRel,
 					   IndexUniqueCheck checkUnique, bool indexUnchanged,

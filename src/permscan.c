@@ -489,7 +489,8 @@ order_read_ring(IndexScanDesc scan, PermState *state, PermScanOpaque so)
 			probes = simhash_count_within(p, ring) -
 				simhash_count_within(p, ring - 1);
 			ring_cost += probes * PERM_PROBE_COST_NUM / PERM_PROBE_COST_DEN *
-				(state->leafmap[t] != NULL ? 1 : tables[t].root_level + 1);
+				(state->leafmap[t] != NULL && state->leafmap[t]->nleaves > 0 ?
+				 1 : tables[t].root_level + 1);
 		}
 		if (ring_cost > (double) RelationGetNumberOfBlocks(index) / ntables)
 			whole = true;

@@ -32,6 +32,19 @@ PG_FUNCTION_INFO_V1(simhash_perm_info);
 /* Right-moves after which a leaf map is considered stale */
 #define LEAF_MAP_MAX_MOVES	2
 
+/*
+ * Descents of a table in this backend before its leaf map is built: a
+ * connection that runs one query pays a few descents, not the reading of
+ * every level-1 page (hundreds at a hundred million rows).
+ */
+#define LEAF_MAP_AFTER_DESCENTS	32
+
+/* Memory of a map of n leaves */
+#define LEAF_MAP_BYTES(n)	((int64) (n) * (int64) (sizeof(PermKey) + sizeof(BlockNumber)))
+
+/* simhash.leaf_map_memory: kB the leaf maps of one index may use, per backend */
+int			perm_leaf_map_memory = PERM_DEFAULT_LEAF_MAP_MEMORY;
+
 /* The leftmost page of a level (level <= the root's), share-locked */
 static Buffer
 leftmost_page(Relation index, int table, int target_level)
@@ -57,8 +70,9 @@ leftmost_page(Relation index, int table, int target_level)
 
 /* Free a leaf map */
 static void
-free_leaf_map(PermLeafMap *map)
+free_leaf_map(PermState *state, PermLeafMap *map)
 {
+	state->leafmap_bytes -= LEAF_MAP_BYTES(map->nleaves);
 	if (map->lowkeys)
 		pfree(map->lowkeys);
 	if (map->blocks)
@@ -68,8 +82,9 @@ free_leaf_map(PermLeafMap *map)
 
 /*
  * Read the leaves of a table, in order, into a new map: every downlink of
- * level 1.  A table of more than PERM_LEAF_MAP_MAX leaves gets an empty map
- * (nleaves = 0): descents then go the usual way.
+ * level 1.  A table of more than PERM_LEAF_MAP_MAX leaves, or whose map
+ * would take the index's maps past simhash.leaf_map_memory, gets an empty
+ * map (nleaves = 0): descents then go the usual way.
  */
 static PermLeafMap *
 build_leaf_map(Relation index, int table)
@@ -106,7 +121,9 @@ build_leaf_map(Relation index, int table)
 		PermPageOpaque opaque = PermPageGetOpaque(page);
 		int			i;
 
-		if (map->nleaves + opaque->nentries > PERM_LEAF_MAP_MAX)
+		if (map->nleaves + opaque->nentries > PERM_LEAF_MAP_MAX ||
+			state->leafmap_bytes + LEAF_MAP_BYTES(map->nleaves + opaque->nentries) >
+			(int64) perm_leaf_map_memory * 1024)
 		{
 			/* too big to keep per backend */
 			UnlockReleaseBuffer(buf);
@@ -136,6 +153,7 @@ build_leaf_map(Relation index, int table)
 	UnlockReleaseBuffer(buf);
 	if (map->nleaves > 0)
 		map->lowkeys[0] = PermMinKey;
+	state->leafmap_bytes += LEAF_MAP_BYTES(map->nleaves);
 	return map;
 }
 
@@ -189,10 +207,12 @@ descend_by_map(Relation index, int table, const PermKey *key, int lockmode)
 	Buffer		buf;
 	int64		moves = 0;
 
+	if (map == NULL && ++state->descents[table] <= LEAF_MAP_AFTER_DESCENTS)
+		return InvalidBuffer;
 	if (map == NULL || map->stale)
 	{
 		if (map != NULL)
-			free_leaf_map(map);
+			free_leaf_map(state, map);
 		map = state->leafmap[table] = build_leaf_map(index, table);
 	}
 	if (map->nleaves == 0)
