@@ -14,16 +14,16 @@
  *					is sorted and written out as a run; at the end the last
  *					run stays in memory and is merged with the runs on disk.
  *
- * Records are 16 bytes (PermKey), sorted by key then TID.  The merge picks
- * the smallest head among the runs linearly: a run holds a budget's worth
- * of records, so there are rows * 16 / budget of them, a few dozen at most
- * for any table this index serves in practice; each run reads through its
- * own BufFile buffer (8 kB).
+ * Records are 16 bytes (PermKey), sorted by key then TID, in memory by a
+ * radix sort (sort_records).  The merge keeps the runs' heads in a binary
+ * heap; each run reads through its own BufFile buffer (8 kB), so a merge of
+ * a hundred runs (a hundred million rows sorted in 64 MB) holds under a
+ * megabyte of buffers.
  *
  * The design mirrors tuplesort's external sort without its per-tuple
- * headers: at 16 bytes a record, a 64 MB budget sorts four million rows in
- * memory, where a tuplesort of (int8, tid) tuples would hold about a third
- * as many.
+ * headers: at 16 bytes a record and two buffers for the radix sort, a
+ * 64 MB budget sorts two million rows in memory, where a tuplesort of
+ * (int8, tid) tuples would hold about a third as many.
  *
  * IDENTIFICATION
  *	  src/permsort.c
@@ -48,6 +48,11 @@
 /* The fewest records a buffer holds, however small the budget */
 #define PERM_SORT_MIN_RECORDS	1024
 
+/* Below this many records, a comparison sort beats the radix sort's passes */
+#define PERM_RADIX_MIN_RECORDS	4096
+#define PERM_RADIX_BITS			16
+#define PERM_RADIX_BUCKETS		(1 << PERM_RADIX_BITS)
+
 struct PermRecStore
 {
 	PermKey    *mem;
@@ -61,13 +66,13 @@ struct PermRecStore
 typedef struct PermRun
 {
 	BufFile    *file;
-	PermKey		head;
-	bool		done;
+	PermKey		head;			/* its next record, while it has one */
 } PermRun;
 
 struct PermRunSort
 {
 	PermKey    *buf;
+	PermKey    *tmp;			/* the radix sort's second buffer */
 	int64		n;
 	int64		max;
 	int64		next;			/* reading: next record of buf */
@@ -75,7 +80,71 @@ struct PermRunSort
 	int			nruns;
 	int			maxruns;
 	int64		total;
+	int		   *heap;			/* merging: sources by head, smallest first */
+	int			nheap;
 };
+
+/*
+ * Sort n records by key, then TID.  A least-significant-digit radix sort
+ * on the key, 16 bits a pass (a pass whose digit is the same in every
+ * record is skipped), is stable, so records of equal keys keep their input
+ * order; runs of equal keys are then put in TID order by a comparison sort,
+ * as the input need not be in TID order (a synchronized scan starts
+ * mid-table).  Four passes over the records instead of log2(n) rounds of
+ * comparisons: a million records sort in about a fifth of the time.  The
+ * result may end in tmp: the sorted array is returned.
+ */
+static PermKey *
+sort_records(PermKey *a, PermKey *tmp, int64 n)
+{
+	int64	   *count;
+	int			shift;
+	int64		i,
+				run;
+
+	if (n < PERM_RADIX_MIN_RECORDS)
+	{
+		sort_perm_keys(a, n);
+		return a;
+	}
+	count = palloc(PERM_RADIX_BUCKETS * sizeof(int64));
+	for (shift = 0; shift < 64; shift += PERM_RADIX_BITS)
+	{
+		int64		sum = 0;
+		PermKey    *swap;
+		int			d;
+
+		memset(count, 0, PERM_RADIX_BUCKETS * sizeof(int64));
+		for (i = 0; i < n; i++)
+			count[(a[i].key >> shift) & (PERM_RADIX_BUCKETS - 1)]++;
+		if (count[(a[0].key >> shift) & (PERM_RADIX_BUCKETS - 1)] == n)
+			continue;			/* one digit everywhere: nothing to move */
+		for (d = 0; d < PERM_RADIX_BUCKETS; d++)
+		{
+			int64		c = count[d];
+
+			count[d] = sum;
+			sum += c;
+		}
+		for (i = 0; i < n; i++)
+			tmp[count[(a[i].key >> shift) & (PERM_RADIX_BUCKETS - 1)]++] = a[i];
+		swap = a;
+		a = tmp;
+		tmp = swap;
+		CHECK_FOR_INTERRUPTS();
+	}
+	pfree(count);
+
+	/* equal keys: by TID */
+	for (i = 0; i < n; i = run)
+	{
+		for (run = i + 1; run < n && a[run].key == a[i].key; run++)
+			;
+		if (run - i > 1)
+			sort_perm_keys(a + i, run - i);
+	}
+	return a;
+}
 
 static void
 write_records(BufFile *file, const PermKey *recs, int64 n)
@@ -210,8 +279,10 @@ PermRunSortBegin(int64 budget_bytes, int64 expected)
 {
 	PermRunSort *rs = palloc0(sizeof(PermRunSort));
 
-	rs->max = Min(records_for(budget_bytes), Max(expected, 1));
+	/* two buffers for the radix sort share the budget */
+	rs->max = Min(records_for(budget_bytes / 2), Max(expected, 1));
 	rs->buf = palloc_extended(rs->max * sizeof(PermKey), MCXT_ALLOC_HUGE);
+	rs->tmp = palloc_extended(rs->max * sizeof(PermKey), MCXT_ALLOC_HUGE);
 	return rs;
 }
 
@@ -221,8 +292,10 @@ PermRunSortPut(PermRunSort *rs, const PermKey *rec)
 	if (rs->n == rs->max)
 	{
 		/* a full buffer: sort it and put it aside as a run */
+		PermKey    *sorted;
+
 		CHECK_FOR_INTERRUPTS();
-		sort_perm_keys(rs->buf, rs->n);
+		sorted = sort_records(rs->buf, rs->tmp, rs->n);
 		if (rs->nruns == rs->maxruns)
 		{
 			rs->maxruns = Max(8, rs->maxruns * 2);
@@ -230,12 +303,52 @@ PermRunSortPut(PermRunSort *rs, const PermKey *rec)
 				palloc(rs->maxruns * sizeof(PermRun));
 		}
 		rs->runs[rs->nruns].file = BufFileCreateTemp(false);
-		write_records(rs->runs[rs->nruns].file, rs->buf, rs->n);
+		write_records(rs->runs[rs->nruns].file, sorted, rs->n);
 		rs->nruns++;
 		rs->n = 0;
 	}
 	rs->buf[rs->n++] = *rec;
 	rs->total++;
+}
+
+/*
+ * The merge's sources are the runs on disk, 0 .. nruns - 1, and the last
+ * run, still in memory, as source nruns.
+ */
+static inline const PermKey *
+source_head(PermRunSort *rs, int src)
+{
+	return src < rs->nruns ? &rs->runs[src].head : &rs->buf[rs->next];
+}
+
+static inline bool
+source_less(PermRunSort *rs, int a, int b)
+{
+	return PermCompareKeys(source_head(rs, a), source_head(rs, b)) < 0;
+}
+
+/* Restore the heap below position i */
+static void
+heap_sift_down(PermRunSort *rs, int i)
+{
+	for (;;)
+	{
+		int			l = 2 * i + 1,
+					r = l + 1,
+					m = i,
+					swap;
+
+		if (l < rs->nheap && source_less(rs, rs->heap[l], rs->heap[m]))
+			m = l;
+		if (r < rs->nheap && source_less(rs, rs->heap[r], rs->heap[m]))
+			m = r;
+		if (m == i)
+			return;
+		swap = rs->heap[i];
+		rs->heap[i] = rs->heap[m];
+		rs->heap[m] = swap;
+		i = m;
+	}
 }
 
 /* All records are in: sort the last run and get ready to read in order */
@@ -245,13 +358,30 @@ PermRunSortFinish(PermRunSort *rs)
 	int			r;
 
 	CHECK_FOR_INTERRUPTS();
-	sort_perm_keys(rs->buf, rs->n);
+	if (sort_records(rs->buf, rs->tmp, rs->n) != rs->buf)
+	{
+		/* the sorted records are in tmp: swap the buffers' roles */
+		PermKey    *swap = rs->buf;
+
+		rs->buf = rs->tmp;
+		rs->tmp = swap;
+	}
 	rs->next = 0;
+	if (rs->nruns == 0)
+		return;
+
+	rs->heap = palloc((rs->nruns + 1) * sizeof(int));
+	rs->nheap = 0;
 	for (r = 0; r < rs->nruns; r++)
 	{
 		rewind_file(rs->runs[r].file);
-		rs->runs[r].done = !read_record(rs->runs[r].file, &rs->runs[r].head);
+		if (read_record(rs->runs[r].file, &rs->runs[r].head))
+			rs->heap[rs->nheap++] = r;
 	}
+	if (rs->n > 0)
+		rs->heap[rs->nheap++] = rs->nruns;
+	for (r = rs->nheap / 2 - 1; r >= 0; r--)
+		heap_sift_down(rs, r);
 }
 
 /* Runs written to temporary files (0: the sort stayed in memory) */
@@ -265,23 +395,29 @@ PermRunSortSpilledRuns(PermRunSort *rs)
 bool
 PermRunSortNext(PermRunSort *rs, PermKey *rec)
 {
-	int			best = -1;
-	int			r;
+	int			src;
+	bool		more;
 
-	for (r = 0; r < rs->nruns; r++)
-		if (!rs->runs[r].done &&
-			(best < 0 || PermCompareKeys(&rs->runs[r].head, &rs->runs[best].head) < 0))
-			best = r;
-	if (rs->next < rs->n &&
-		(best < 0 || PermCompareKeys(&rs->buf[rs->next], &rs->runs[best].head) <= 0))
+	if (rs->nruns == 0)
 	{
+		/* all in memory */
+		if (rs->next >= rs->n)
+			return false;
 		*rec = rs->buf[rs->next++];
 		return true;
 	}
-	if (best < 0)
+	if (rs->nheap == 0)
 		return false;
-	*rec = rs->runs[best].head;
-	rs->runs[best].done = !read_record(rs->runs[best].file, &rs->runs[best].head);
+
+	src = rs->heap[0];
+	*rec = *source_head(rs, src);
+	if (src < rs->nruns)
+		more = read_record(rs->runs[src].file, &rs->runs[src].head);
+	else
+		more = ++rs->next < rs->n;
+	if (!more)
+		rs->heap[0] = rs->heap[--rs->nheap];
+	heap_sift_down(rs, 0);
 	return true;
 }
 
@@ -294,6 +430,9 @@ PermRunSortEnd(PermRunSort *rs)
 		BufFileClose(rs->runs[r].file);
 	if (rs->runs)
 		pfree(rs->runs);
+	if (rs->heap)
+		pfree(rs->heap);
 	pfree(rs->buf);
+	pfree(rs->tmp);
 	pfree(rs);
 }
