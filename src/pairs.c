@@ -215,13 +215,12 @@ elapsed(PairsState *ps)
 
 /*
  * The number of blocks B for n rows and radius k.  Each of the C(B, k)
- * tables costs a sort, about log2(n) steps a row, and the comparisons in
- * its groups of equal prefixes, about n / 2^P a row for P = 64 (B - k) / B
- * prefix bits, halved; a comparison costs about a fifth of a sort step
- * (measured on this machine: a million rows sort in about 0.1 s, 30 million
- * comparisons take about 0.03 s).  The cheapest B within simhash_perm's
- * limits (16 blocks, 64 tables) wins: B = k + 1 at a million rows and
- * k = 3, more blocks as tables grow or k rises.
+ * tables costs a pass over every row (permuting, a radix sort of four
+ * passes, the walk: about sixty comparisons' worth a row, measured) and
+ * the comparisons in its groups of equal prefixes, n / 2^P a row for
+ * P = 64 (B - k) / B prefix bits, halved.  The cheapest B within
+ * simhash_perm's limits (16 blocks, 64 tables) wins: at k = 3, B = 4 up to
+ * a few million rows, then B = 5.
  */
 static int
 choose_blocks(int64 n, int k)
@@ -239,7 +238,7 @@ choose_blocks(int64 n, int k)
 
 		if (tables < 0)
 			break;				/* more than PERM_MAX_TABLES */
-		cost = tables * (5.0 * log2(rows) + rows / pow(2.0, prefix) / 2.0);
+		cost = tables * (60.0 + rows / pow(2.0, prefix) / 2.0);
 		if (best_cost < 0 || cost < best_cost)
 		{
 			best_cost = cost;
