@@ -566,6 +566,43 @@ class Gen:
         return scan + [b"SELECT 'MISMATCH index' AS x, %s, %s WHERE (SELECT count(*) FROM %s WHERE %s) "
                       b"IS DISTINCT FROM %s;" % (q, k, table, pred, truth)]
 
+    def knn(self, table):
+        """A nearest-neighbour query through the index, checked against a
+        sort of the whole table: the same distances, position by position."""
+        r = self.r
+        q = self.fp_lit() if r.random() < 0.6 else \
+            b'(SELECT fp FROM %s WHERE fp IS NOT NULL OFFSET %d LIMIT 1)' % (table, r.randint(0, 50))
+        n = r.choice([b'1', b'3', b'10', b'100', b'ALL'])
+        col, cast = r.choice([(b'fp', b''), (b'b', b'::simhash')])
+        cond = b''
+        if r.random() < 0.3:
+            cond = b'WHERE hamming_near(fp, %s, %d)' % (self.fp_lit() if r.random() < 0.5 else q, r.randint(0, 20))
+        order = b'%s <-> %s%s' % (col, q, cast)
+        truth = b'ARRAY(SELECT hamming_distance(%s%s, %s) AS d FROM %s %s ORDER BY 1 LIMIT %s)' % (
+            col, b'::simhash' if col == b'b' else b'', q, table, cond, n)
+        return [b'SET enable_seqscan = off;', b'SET enable_sort = off;',
+                b"SELECT 'MISMATCH knn' AS x, %s, '%s' WHERE ARRAY(SELECT %s FROM %s %s ORDER BY %s LIMIT %s) "
+                b"IS DISTINCT FROM %s;" % (q, n, order, table, cond, order, n, truth),
+                b'RESET enable_sort;']
+
+    def pairs(self, table):
+        """simhash_pairs() and simhash_clusters() against the self-join."""
+        r = self.r
+        k = r.choice([0, 1, 2, 3, 4, 6, 9, 12]) if r.random() < 0.95 else self.int4(-2, 14)
+        wm = r.choice([b'64kB', b'1MB', b'64MB'])
+        # on at most 600 rows, so that the self-join stays quick under ASan
+        return [b'DROP TABLE IF EXISTS fz_s;',
+                b'CREATE TABLE fz_s AS SELECT row_number() OVER (ORDER BY id, ctid)::int AS id, fp FROM %s LIMIT 600;' % table,
+                b"SET work_mem = '%s';" % wm,
+                b"SELECT 'MISMATCH pairs' AS x, %d WHERE (SELECT array_agg((a, b, d) ORDER BY a, b) "
+                b"FROM simhash_pairs('%s', 'id', 'fp', %d) AS p(a int, b int, d int)) IS DISTINCT FROM "
+                b"(SELECT array_agg((x.id, y.id, hamming_distance(x.fp, y.fp)) ORDER BY x.id, y.id) "
+                b"FROM %s x JOIN %s y ON x.id < y.id AND hamming_distance(x.fp, y.fp) <= %d);"
+                % (k, b'fz_s', k, b'fz_s', b'fz_s', k),
+                b"SELECT count(*), count(DISTINCT cluster) FROM simhash_clusters('fz_s', 'id', 'fp', %d) "
+                b"AS c(id int, cluster int);" % k,
+                b'RESET work_mem;']
+
     def st_index(self):
         r = self.r
         t = b'fz_t'
@@ -587,8 +624,10 @@ class Gen:
         st += [b'SET enable_seqscan = off;', b'SELECT count(*) FROM simhash_perm_info(\'fz_i\');']
         for _ in range(r.randint(8, 25)):
             x = r.randrange(14)
-            if x < 6:
+            if x < 4:
                 st += self.probe(t)
+            elif x < 6:
+                st += self.knn(t) if r.random() < 0.7 else self.pairs(t)
             elif x == 6:
                 first = r.randint(0, 10 ** 6)
                 st.append(b'INSERT INTO fz_t SELECT g, v::simhash, v FROM (SELECT g, %s AS v FROM generate_series(%d, %d) g) s;'
