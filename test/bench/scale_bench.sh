@@ -127,7 +127,7 @@ echo "   ($(($(date +%s) - t0)) s)"
 			SELECT count(*) FROM fps WHERE hamming_near(fp, :fp, 3) \\g /dev/null
 			SELECT format('  run $i: first query %s ms', round(extract(epoch FROM clock_timestamp() - :'t0') * 1000, 2));
 			SELECT format('         backend private memory after it: %s kB', (regexp_match(pg_read_file('/proc/' || pg_backend_pid() || '/status'), 'RssAnon:\\s+(\\d+)'))[1]);
-			SELECT count(*) FROM bench_q b, LATERAL (SELECT count(*) FROM fps WHERE hamming_near(fp, b.fp, 3)) n WHERE b.qid <= 100 \\g /dev/null
+			SELECT sum(n.c) FROM bench_q b, LATERAL (SELECT count(*) AS c FROM fps WHERE hamming_near(fp, b.fp, 3)) n WHERE b.qid <= 100 \\g /dev/null
 			SELECT format('         after 100 more queries (leaf maps built): %s kB', (regexp_match(pg_read_file('/proc/' || pg_backend_pid() || '/status'), 'RssAnon:\\s+(\\d+)'))[1]);
 		SQL
 	done
