@@ -285,6 +285,52 @@ typedef void (*PermMatchCallback) (void *arg, ItemPointer tid, uint64 key,
  * Inline helpers, used in the inner loops of descents, probes and builds
  */
 
+/*
+ * Reading a leaf's keys without their TIDs, for the loops that test every
+ * entry against a query (permsearch.c): a key is one unaligned 8-byte load,
+ * masked to the page's key bytes, with the bytes above them taken from the
+ * page's low key (permleaf.c describes the format).  The load may read past
+ * the last entry: the special space follows the entries.  Little-endian
+ * only; elsewhere it decodes byte by byte as permleaf.c does.
+ */
+typedef struct PermLeafKeys
+{
+	const unsigned char *entries;
+	int			entry_size;
+	uint64		mask;			/* the stored key bytes */
+	uint64		high;			/* the bits above them, from lokey */
+} PermLeafKeys;
+
+static inline void
+PermLeafKeysInit(PermLeafKeys *lk, Page page)
+{
+	PermPageOpaque opaque = (PermPageOpaque) PageGetSpecialPointer(page);
+	int			kb = opaque->key_bytes;
+
+	lk->entries = (const unsigned char *) PermPageEntries(page);
+	lk->entry_size = kb + opaque->block_bytes + opaque->off_bytes;
+	lk->mask = kb >= 8 ? PG_UINT64_MAX : (UINT64CONST(1) << (8 * kb)) - 1;
+	lk->high = opaque->lokey & ~lk->mask;
+}
+
+static inline uint64
+PermLeafKeyAt(const PermLeafKeys *lk, int i)
+{
+	const unsigned char *p = lk->entries + (size_t) i * lk->entry_size;
+	uint64		v;
+
+#ifdef WORDS_BIGENDIAN
+	int			b;
+
+	v = 0;
+	for (b = 7; b >= 0; b--)
+		v = (v << 8) | p[b];
+#else
+	memcpy(&v, p, sizeof(v));
+#endif
+	return lk->high | (v & lk->mask);
+}
+
 /* Order of entries: permuted key as unsigned, then heap TID */
 static inline int
 PermCompareKeys(const PermKey *a, const PermKey *b)

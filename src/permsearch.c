@@ -314,54 +314,60 @@ probe_leaf(Page page, const PermKey *from, uint64 lo, uint64 hi,
 		   PermMatchCallback callback, void *arg, LeafProbe *result)
 {
 	PermPageOpaque opaque = PermPageGetOpaque(page);
-	PermKey		e = {0};
+	PermLeafKeys lk;
+	PermKey		e;
+	uint64		key = 0;
 	int			i;
 
 	result->past_hi = false;
 	result->skip = false;
+	PermLeafKeysInit(&lk, page);
 
-	/* the sorted part, from the first entry >= from */
+	/*
+	 * The sorted part, from the first entry >= from.  Keys are read alone;
+	 * an entry's TID is decoded only when it matches.
+	 */
 	for (i = PermPageLowerBound(page, from); i < opaque->nsorted; i++)
 	{
 		int			d;
 
-		PermReadLeafEntry(page, i, &e);
-		if (e.key > hi)
+		key = PermLeafKeyAt(&lk, i);
+		if (key > hi)
 		{
 			result->past_hi = true;
 			break;
 		}
-		d = simhash_hamming(e.key, query_key);
+		d = simhash_hamming(key, query_key);
 		if (d <= max_distance)
+		{
+			PermReadLeafEntry(page, i, &e);
 			callback(arg, &e.tid, e.key, d);
-		else if (!PermPageIsRightmost(page) && opaque->hikey == e.key &&
-				 i + 1 < opaque->nsorted)
+		}
+		else if (!PermPageIsRightmost(page) && opaque->hikey == key &&
+				 i + 1 < opaque->nsorted &&
+				 PermLeafKeyAt(&lk, opaque->nsorted - 1) == key)
 		{
 			/* a far key filling the rest of the page and going on */
-			PermKey		last;
-
-			PermReadLeafEntry(page, opaque->nsorted - 1, &last);
-			if (last.key == e.key)
-			{
-				result->skip = true;
-				break;
-			}
+			result->skip = true;
+			break;
 		}
 	}
-	result->last_key = e.key;
+	result->last_key = key;
 
 	/* the unsorted tail: every entry in [lo, hi] */
 	for (i = opaque->nsorted; i < opaque->nentries; i++)
 	{
-		PermKey		t;
 		int			d;
 
-		PermReadLeafEntry(page, i, &t);
-		if (t.key < lo || t.key > hi)
+		key = PermLeafKeyAt(&lk, i);
+		if (key < lo || key > hi)
 			continue;
-		d = simhash_hamming(t.key, query_key);
+		d = simhash_hamming(key, query_key);
 		if (d <= max_distance)
-			callback(arg, &t.tid, t.key, d);
+		{
+			PermReadLeafEntry(page, i, &e);
+			callback(arg, &e.tid, e.key, d);
+		}
 	}
 }
 
