@@ -60,15 +60,18 @@ RESET enable_seqscan;
 -- and the rows nearer than the n-th distance all there (rows at the n-th
 -- distance itself may be any of those tied)
 SET enable_indexscan = off; SET enable_bitmapscan = off;
+WITH bi AS (
+  SELECT i.qid, i.n, array_agg(i.dist ORDER BY i.pos) AS dists,
+         count(DISTINCT i.id) <> count(*) OR bool_or(i.dist <> hamming_distance(d.fp, q.fp)) AS wrong_rows,
+         count(*) FILTER (WHERE i.dist < t.dists[t.n]) AS nearer
+    FROM by_index i JOIN d USING (id) JOIN q USING (qid) JOIN truth t USING (qid, n)
+   GROUP BY i.qid, i.n)
 SELECT t.n, count(*) AS compared,
-       count(*) FILTER (WHERE t.dists IS DISTINCT FROM
-                        (SELECT array_agg(dist ORDER BY pos) FROM by_index i WHERE i.qid = t.qid AND i.n = t.n)) AS wrong_distances,
-       count(*) FILTER (WHERE (SELECT count(DISTINCT id) <> count(*) OR bool_or(i.dist <> hamming_distance(d.fp, q.fp))
-                                 FROM by_index i JOIN d USING (id) WHERE i.qid = t.qid AND i.n = t.n)) AS wrong_rows,
-       count(*) FILTER (WHERE (SELECT count(*) FROM d WHERE hamming_distance(d.fp, q.fp) < t.dists[t.n]) <>
-                              (SELECT count(*) FROM by_index i WHERE i.qid = t.qid AND i.n = t.n AND i.dist < t.dists[t.n])) AS missing_nearer,
+       count(*) FILTER (WHERE t.dists IS DISTINCT FROM bi.dists) AS wrong_distances,
+       count(*) FILTER (WHERE bi.wrong_rows) AS wrong_rows,
+       count(*) FILTER (WHERE (SELECT count(*) FROM d WHERE hamming_distance(d.fp, q.fp) < t.dists[t.n]) <> bi.nearer) AS missing_nearer,
        max(t.dists[t.n]) AS farthest
-  FROM truth t JOIN q USING (qid) GROUP BY t.n ORDER BY t.n;
+  FROM truth t JOIN q USING (qid) LEFT JOIN bi USING (qid, n) GROUP BY t.n ORDER BY t.n;
 RESET enable_indexscan; RESET enable_bitmapscan;
 -- identical fingerprints: 3000 rows at distance 0, then the next distance
 SELECT array_agg(DISTINCT dist) FILTER (WHERE pos <= 3000) AS first_3000,
@@ -121,7 +124,8 @@ SELECT count(*) AS compared,
        count(*) FILTER (WHERE ARRAY(SELECT d.fp <-> q.fp FROM d WHERE hamming_near(d.fp, flip_bits(q.fp, 1, 2), k) ORDER BY d.fp <-> q.fp LIMIT 50) <>
                                 ARRAY(SELECT hamming_distance(d.fp, q.fp) FROM d WHERE hamming_distance(d.fp, flip_bits(q.fp, 1, 2)) <= k ORDER BY 1 LIMIT 50)) AS wrong_other_center,
        sum((SELECT count(*) FROM d WHERE hamming_near(d.fp, q.fp, k))) AS rows_within_k
-  FROM q, (VALUES (0), (3), (6), (13)) ks(k);
+  FROM q, (VALUES (0), (3), (6), (13)) ks(k)
+ WHERE q.qid % 3 = 1;
 RESET enable_seqscan;
 
 -- k nearest per row of another table: a LATERAL join
