@@ -63,6 +63,13 @@ struct PermRecStore
 	BufFile    *file;			/* past max: all of them here */
 };
 
+/* A source of the merge and a copy of its head, kept in the heap */
+typedef struct PermHeapItem
+{
+	PermKey		head;
+	int			src;
+} PermHeapItem;
+
 typedef struct PermRun
 {
 	BufFile    *file;
@@ -80,7 +87,7 @@ struct PermRunSort
 	int			nruns;
 	int			maxruns;
 	int64		total;
-	int		   *heap;			/* merging: sources by head, smallest first */
+	PermHeapItem *heap;			/* merging: sources' heads, smallest first */
 	int			nheap;
 };
 
@@ -314,42 +321,50 @@ PermRunSortPut(PermRunSort *rs, const PermKey *rec)
 
 /*
  * The merge's sources are the runs on disk, 0 .. nruns - 1, and the last
- * run, still in memory, as source nruns.
+ * run, still in memory, as source nruns.  The heap holds a copy of each
+ * source's head, so sifting compares keys in place.
  */
-static inline const PermKey *
-source_head(PermRunSort *rs, int src)
-{
-	return src < rs->nruns ? &rs->runs[src].head : &rs->buf[rs->next];
-}
-
 static inline bool
-source_less(PermRunSort *rs, int a, int b)
+item_less(const PermHeapItem *a, const PermHeapItem *b)
 {
-	return PermCompareKeys(source_head(rs, a), source_head(rs, b)) < 0;
+	if (a->head.key != b->head.key)
+		return a->head.key < b->head.key;
+	return ItemPointerCompare((ItemPointer) &a->head.tid,
+							  (ItemPointer) &b->head.tid) < 0;
 }
 
 /* Restore the heap below position i */
 static void
 heap_sift_down(PermRunSort *rs, int i)
 {
+	PermHeapItem item = rs->heap[i];
+
 	for (;;)
 	{
-		int			l = 2 * i + 1,
-					r = l + 1,
-					m = i,
-					swap;
+		int			c = 2 * i + 1;
 
-		if (l < rs->nheap && source_less(rs, rs->heap[l], rs->heap[m]))
-			m = l;
-		if (r < rs->nheap && source_less(rs, rs->heap[r], rs->heap[m]))
-			m = r;
-		if (m == i)
-			return;
-		swap = rs->heap[i];
-		rs->heap[i] = rs->heap[m];
-		rs->heap[m] = swap;
-		i = m;
+		if (c >= rs->nheap)
+			break;
+		if (c + 1 < rs->nheap && item_less(&rs->heap[c + 1], &rs->heap[c]))
+			c++;
+		if (!item_less(&rs->heap[c], &item))
+			break;
+		rs->heap[i] = rs->heap[c];
+		i = c;
 	}
+	rs->heap[i] = item;
+}
+
+/* The next record of a source into *rec; false when it has none */
+static inline bool
+source_next(PermRunSort *rs, int src, PermKey *rec)
+{
+	if (src < rs->nruns)
+		return read_record(rs->runs[src].file, rec);
+	if (rs->next >= rs->n)
+		return false;
+	*rec = rs->buf[rs->next++];
+	return true;
 }
 
 /* All records are in: sort the last run and get ready to read in order */
@@ -371,16 +386,15 @@ PermRunSortFinish(PermRunSort *rs)
 	if (rs->nruns == 0)
 		return;
 
-	rs->heap = palloc((rs->nruns + 1) * sizeof(int));
+	rs->heap = palloc((rs->nruns + 1) * sizeof(PermHeapItem));
 	rs->nheap = 0;
-	for (r = 0; r < rs->nruns; r++)
+	for (r = 0; r <= rs->nruns; r++)
 	{
-		rewind_file(rs->runs[r].file);
-		if (read_record(rs->runs[r].file, &rs->runs[r].head))
-			rs->heap[rs->nheap++] = r;
+		if (r < rs->nruns)
+			rewind_file(rs->runs[r].file);
+		if (source_next(rs, r, &rs->heap[rs->nheap].head))
+			rs->heap[rs->nheap++].src = r;
 	}
-	if (rs->n > 0)
-		rs->heap[rs->nheap++] = rs->nruns;
 	for (r = rs->nheap / 2 - 1; r >= 0; r--)
 		heap_sift_down(rs, r);
 }
@@ -396,9 +410,6 @@ PermRunSortSpilledRuns(PermRunSort *rs)
 bool
 PermRunSortNext(PermRunSort *rs, PermKey *rec)
 {
-	int			src;
-	bool		more;
-
 	if (rs->nruns == 0)
 	{
 		/* all in memory */
@@ -410,15 +421,11 @@ PermRunSortNext(PermRunSort *rs, PermKey *rec)
 	if (rs->nheap == 0)
 		return false;
 
-	src = rs->heap[0];
-	*rec = *source_head(rs, src);
-	if (src < rs->nruns)
-		more = read_record(rs->runs[src].file, &rs->runs[src].head);
-	else
-		more = ++rs->next < rs->n;
-	if (!more)
+	*rec = rs->heap[0].head;
+	if (!source_next(rs, rs->heap[0].src, &rs->heap[0].head))
 		rs->heap[0] = rs->heap[--rs->nheap];
-	heap_sift_down(rs, 0);
+	if (rs->nheap > 0)
+		heap_sift_down(rs, 0);
 	return true;
 }
 
