@@ -56,6 +56,7 @@
 #include "utils/syscache.h"
 #include "utils/typcache.h"
 
+#include "fingerprint.h"
 #include "perm.h"
 #include "simhash.h"
 
@@ -256,12 +257,14 @@ static void
 read_rows(PairsState *ps)
 {
 	TableScanDesc scan;
-	int64		ones[64] = {0};
-	double		bit_ones[64];
+	SimhashVoter votes;			/* how often each bit is set */
+	uint64		batch[1024];
+	int			nbatch = 0;
 	int			i;
 
 	/* half the budget keeps the rows, half sorts a table */
 	ps->rows = PermRecStoreBegin(ps->work_bytes / 2);
+	SimhashVoterInit(&votes);
 
 	scan = table_beginscan(ps->rel, ps->snapshot, 0, NULL);
 	while (table_scan_getnextslot(scan, ForwardScanDirection, ps->slot))
@@ -276,14 +279,15 @@ read_rows(PairsState *ps)
 		rec.key = (uint64) DatumGetInt64(d);
 		rec.tid = ps->slot->tts_tid;
 		PermRecStoreAdd(ps->rows, &rec);
-		for (i = 0; i < 64; i++)
-			ones[i] += (rec.key >> i) & 1;
+		batch[nbatch++] = rec.key;
+		if (nbatch == lengthof(batch))
+		{
+			SimhashVoterAddBatch(&votes, batch, nbatch);
+			nbatch = 0;
+		}
 	}
 	table_endscan(scan);
-
-	for (i = 0; i < 64; i++)
-		bit_ones[i] = PermRecStoreCount(ps->rows) > 0 ?
-			(double) ones[i] / PermRecStoreCount(ps->rows) : 0.5;
+	SimhashVoterAddBatch(&votes, batch, nbatch);
 	if (ps->progress)
 		ereport(NOTICE,
 				(errmsg("simhash: read %lld rows with a fingerprint",
@@ -293,8 +297,8 @@ read_rows(PairsState *ps)
 						   "more than half of work_mem: kept in a temporary file" :
 						   "kept in memory")));
 
-	PermChooseLayout(ps->k, choose_blocks(PermRecStoreCount(ps->rows), ps->k), bit_ones,
-					 &ps->layout);
+	PermChooseLayoutFromVotes(ps->k, choose_blocks(PermRecStoreCount(ps->rows), ps->k),
+							  &votes, PermRecStoreCount(ps->rows), &ps->layout);
 	ps->perm = palloc(ps->layout.ntables * sizeof(PermPermutation));
 	for (i = 0; i < ps->layout.ntables; i++)
 		PermMakePermutation(ps->layout.bits[i], &ps->perm[i]);

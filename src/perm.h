@@ -455,12 +455,16 @@ extern int	PermCompareKeysQsort(const void *a, const void *b);
 extern Relation PermOpenIndexForInspection(Oid indexoid, LOCKMODE lockmode,
 										   Relation *heap);
 
-/* permlayout.c */
+/* permlayout.c (SimhashVoter: fingerprint.h) */
+struct SimhashVoter;
 extern int	PermCountTables(int blocks, int max_distance);
 extern void PermCheckLayoutOptions(int max_distance, int blocks);
 extern void PermLayoutOptions(Relation index, int *max_distance, int *blocks);
 extern void PermChooseLayout(int max_distance, int blocks,
 							 const double *bit_ones, PermLayout *layout);
+extern void PermChooseLayoutFromVotes(int max_distance, int blocks,
+									  const struct SimhashVoter *votes, int64 n,
+									  PermLayout *layout);
 extern void PermMakePermutation(const uint8 *bits, PermPermutation *perm);
 extern int	PermProbeSpread(int blocks, int max_distance, int radius);
 

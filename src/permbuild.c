@@ -283,18 +283,9 @@ static void
 choose_layout(PermBuildState *bs, int max_distance, int blocks,
 			  PermLayout *layout)
 {
-	double		bit_ones[64];
-	int			i;
-
-	if (bs->n > 0)
-	{
-		SimhashVoterAddBatch(&bs->counter, bs->batch, bs->nbatch);
-		bs->nbatch = 0;
-		for (i = 0; i < 64; i++)
-			bit_ones[i] = (double) bs->counter.counts[i] / (double) bs->n;
-	}
-	PermChooseLayout(max_distance, blocks, bs->n > 0 ? bit_ones : NULL,
-					 layout);
+	SimhashVoterAddBatch(&bs->counter, bs->batch, bs->nbatch);
+	bs->nbatch = 0;
+	PermChooseLayoutFromVotes(max_distance, blocks, &bs->counter, bs->n, layout);
 }
 
 /* Write the metapage, block 0, before any table; roots are filled in later */

@@ -92,17 +92,6 @@ order_rows_wanted(PlannerInfo *root, double rows)
 	return Max(1.0, Min(wanted, rows));
 }
 
-/* The Hamming radius holding `wanted` of `rows` uniformly random fingerprints */
-static int
-order_radius(double rows, double wanted)
-{
-	int			r = 0;
-
-	while (r < 64 && rows * simhash_count_within(64, r) / pow(2.0, 64) < wanted)
-		r++;
-	return r;
-}
-
 /* amcostestimate */
 void
 permcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
@@ -135,7 +124,7 @@ permcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	radius = clause_radius(root, path);
 	if (path->indexorderbys != NIL)
 	{
-		int			order_r = order_radius(rows, order_rows_wanted(root, rows));
+		int			order_r = simhash_radius_holding(rows, order_rows_wanted(root, rows), 0);
 
 		radius = radius < 0 ? order_r : Min(radius, order_r);
 	}

@@ -22,6 +22,7 @@
 
 #include "utils/rel.h"
 
+#include "fingerprint.h"
 #include "perm.h"
 
 /*
@@ -284,4 +285,21 @@ PermProbeSpread(int blocks, int max_distance, int radius)
 	int			extra = (radius % blocks) - max_distance;
 
 	return chosen * (radius / blocks) + (extra > 0 ? extra : 0);
+}
+
+/*
+ * The layout for n fingerprints whose bits were counted in votes (how often
+ * each bit is set spreads the bits over the blocks); with no rows, the
+ * uniform layout.  Used by CREATE INDEX and by simhash_pairs().
+ */
+void
+PermChooseLayoutFromVotes(int max_distance, int blocks, const SimhashVoter *votes,
+						  int64 n, PermLayout *layout)
+{
+	double		bit_ones[64];
+	int			i;
+
+	for (i = 0; i < 64; i++)
+		bit_ones[i] = n > 0 ? (double) votes->counts[i] / (double) n : 0.5;
+	PermChooseLayout(max_distance, blocks, n > 0 ? bit_ones : NULL, layout);
 }

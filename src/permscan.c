@@ -31,8 +31,6 @@
  */
 #include "postgres.h"
 
-#include <math.h>
-
 #include "access/relscan.h"
 #include "access/table.h"
 #include "access/tableam.h"
@@ -441,16 +439,11 @@ pass_bound(Relation index, PermScanOpaque so)
 {
 	double		rows = Max(index->rd_rel->reltuples, 1.0);
 	double		want = PERM_PASS_TARGET_ROWS;
-	int			r;
 	int			i;
 
 	for (i = 0; i < so->passes; i++)
 		want *= 16;
-	r = so->complete + 1;
-	while (r < PERM_MAX_HAMMING &&
-		   rows * simhash_count_within(64, r) / pow(2.0, 64) < want)
-		r++;
-	return Min(r, so->cap);
+	return Min(simhash_radius_holding(rows, want, so->complete + 1), so->cap);
 }
 
 /*

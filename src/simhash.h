@@ -77,6 +77,22 @@ simhash_count_within(int n, int r)
 	return total;
 }
 
+/*
+ * The smallest radius r >= from (at most 64) at which a point is expected to
+ * have `wanted` of `rows` uniformly random fingerprints within r: the
+ * distance of its wanted-th nearest neighbour.  Used to price and to bound
+ * nearest-neighbour scans.
+ */
+static inline int
+simhash_radius_holding(double rows, double wanted, int from)
+{
+	int			r = from;
+
+	while (r < 64 && rows * simhash_count_within(64, r) / 18446744073709551616.0 < wanted)
+		r++;
+	return r;
+}
+
 /* Raise an error unless 0 <= k <= 64 (the distance bound of hamming_near) */
 extern void simhash_check_distance(int32 k);
 
