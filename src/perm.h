@@ -392,6 +392,7 @@ extern void permcostestimate(struct PlannerInfo *root, struct IndexPath *path,
 							 double loop_count, Cost *indexStartupCost,
 							 Cost *indexTotalCost, Selectivity *indexSelectivity,
 							 double *indexCorrelation, double *indexPages);
+extern void PermSampleNearPairs(Relation index, int k, double *pairs);
 
 /* permvalidate.c */
 extern bool permvalidate(Oid opclassoid);

@@ -32,6 +32,7 @@
 #include <math.h>
 
 #include "access/relation.h"
+#include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "utils/rel.h"
@@ -190,4 +191,141 @@ permcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	*indexSelectivity = costs.indexSelectivity;
 	*indexCorrelation = 0;
 	*indexPages = costs.numIndexPages;
+}
+
+/*
+ * How many pairs of distinct rows of the index's relation lie at each
+ * distance d = 0..k: the evidence for the join selectivity of hamming_near
+ * (simhash_support.c), which the column's statistics cannot give, since a
+ * near-duplicate is not a common value.
+ *
+ * The sample is PERM_PAIR_SAMPLE_PAGES pages spread evenly over the index.
+ * In each leaf, the entries that share their table's P-bit prefix are
+ * compared with one another.  A pair of rows at distance d shares table t's
+ * prefix with chance f(t, d) = C(64 - P_t, d) / C(64, d) when its d differing
+ * bits fall anywhere (1 for d = 0), so the whole index holds about
+ * pairs(d) * F(d) such pairs, F(d) being the sum of f(t, d) over the tables,
+ * nearly all of them on one leaf.  A sample of S of the M pages after the
+ * metapage finds count(d) of them, and
+ *		pairs(d) = count(d) * M / (S * F(d)).
+ * Pairs split across two leaves are missed; that matters only for runs of
+ * one fingerprint longer than a leaf, which the column's most common values
+ * show (the caller takes the larger of the two).  A distance with
+ * F(d) < PERM_PAIR_MIN_SHARE is not estimated: pairs[d] is set to -1.
+ *
+ * The pages are the same ones for the same index, so plans do not change
+ * from one planning to the next.  Costs S page reads.
+ */
+#define PERM_PAIR_SAMPLE_PAGES	32
+#define PERM_PAIR_MIN_SHARE		0.05
+
+static int
+compare_uint64(const void *a, const void *b)
+{
+	uint64		x = *(const uint64 *) a;
+	uint64		y = *(const uint64 *) b;
+
+	return (x > y) - (x < y);
+}
+
+/* Count, by distance up to k, the pairs of keys that share their top p bits */
+static SIMHASH_POPCNT void
+count_leaf_pairs(uint64 *keys, int n, int p, int k, double *count)
+{
+	int			start,
+				i,
+				j;
+
+	qsort(keys, n, sizeof(uint64), compare_uint64);
+	for (start = 0; start < n; start = i)
+	{
+		for (i = start + 1; i < n; i++)
+		{
+			if (p > 0 && (keys[i] ^ keys[start]) >> (64 - p) != 0)
+				break;
+		}
+		for (j = start; j < i; j++)
+		{
+			int			m;
+
+			for (m = j + 1; m < i; m++)
+			{
+				int			d = simhash_hamming(keys[j], keys[m]);
+
+				if (d <= k)
+					count[d] += 1;
+			}
+		}
+	}
+}
+
+void
+PermSampleNearPairs(Relation index, int k, double *pairs)
+{
+	PermLayout *layout = &PermGetState(index)->layout;
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	double		count[PERM_MAX_MAX_DISTANCE + 1] = {0};
+	uint64	   *keys;
+	int			npages,
+				i,
+				d;
+
+	Assert(k >= 0 && k <= PERM_MAX_MAX_DISTANCE);
+	npages = Min(nblocks > 0 ? nblocks - 1 : 0, PERM_PAIR_SAMPLE_PAGES);
+	keys = palloc(sizeof(uint64) * PERM_LEAF_MAX_ENTRIES);
+	for (i = 0; i < npages; i++)
+	{
+		BlockNumber blkno = 1 + (BlockNumber) ((i + 0.5) * (nblocks - 1) / npages);
+		Buffer		buf;
+		Page		page;
+		PermLeafKeys lk;
+		int			n = 0,
+					table = 0,
+					j;
+
+		CHECK_FOR_INTERRUPTS();
+		buf = ReadBuffer(index, blkno);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		/* a page added by an insert that did not finish holds nothing */
+		if (!PageIsNew(page))
+		{
+			PermCheckPage(index, buf, -1, -1);
+			if (PermPageIsLeaf(page))
+			{
+				n = PermPageGetOpaque(page)->nentries;
+				table = PermPageGetOpaque(page)->table;
+				PermLeafKeysInit(&lk, page);
+				for (j = 0; j < n; j++)
+					keys[j] = PermLeafKeyAt(&lk, j);
+			}
+		}
+		UnlockReleaseBuffer(buf);
+		if (n > 1)
+			count_leaf_pairs(keys, n, layout->prefix_bits[table], k, count);
+	}
+	pfree(keys);
+
+	for (d = 0; d <= k; d++)
+	{
+		double		share = 0;
+		int			t;
+
+		for (t = 0; t < layout->ntables; t++)
+		{
+			int			free_bits = SIMHASH_BITS - layout->prefix_bits[t];
+
+			if (d <= free_bits)
+				share += (simhash_count_within(free_bits, d) -
+						  simhash_count_within(free_bits, d - 1)) /
+					(simhash_count_within(SIMHASH_BITS, d) -
+					 simhash_count_within(SIMHASH_BITS, d - 1));
+		}
+		if (npages == 0)
+			pairs[d] = 0;
+		else if (share < PERM_PAIR_MIN_SHARE)
+			pairs[d] = -1;
+		else
+			pairs[d] = count[d] * (nblocks - 1) / (npages * share);
+	}
 }

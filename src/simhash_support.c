@@ -27,6 +27,7 @@
 
 #include <math.h>
 
+#include "access/genam.h"
 #include "access/htup_details.h"
 #include "catalog/pg_statistic.h"
 #include "catalog/pg_type.h"
@@ -209,21 +210,146 @@ index_condition(SupportRequestIndexCondition *req)
 }
 
 /*
- * Selectivity of the join clause hamming_near(a.fp, b.fp, k): the pairs of
- * equal fingerprints, estimated as PostgreSQL estimates an equality join
- * without common values (1 / the larger number of distinct values, which
- * in a self-join is each row meeting itself), plus the chance that two
- * random fingerprints lie within k.  Near-duplicates that are not equal
- * cannot be seen in the column's statistics; the estimate is right when
- * they are rare and too low by their count when they are not.
+ * The simhash_perm index whose first column is expr, when expr is a plain
+ * column of a base relation (under a relabelling from bigint), or NULL.
+ * Partial indexes do not count: their entries are not the column's.
+ */
+static IndexOptInfo *
+near_join_index(PlannerInfo *root, Node *expr)
+{
+	Oid			am = get_index_am_oid("simhash_perm", true);
+	RelOptInfo *rel;
+	Var		   *var;
+	ListCell   *lc;
+
+	while (IsA(expr, RelabelType))
+		expr = (Node *) ((RelabelType *) expr)->arg;
+	if (!OidIsValid(am) || !IsA(expr, Var))
+		return NULL;
+	var = (Var *) expr;
+	if (var->varlevelsup != 0 || var->varno < 1 ||
+		var->varno >= root->simple_rel_array_size)
+		return NULL;
+	rel = root->simple_rel_array[var->varno];
+	if (rel == NULL || rel->reloptkind != RELOPT_BASEREL)
+		return NULL;
+	foreach(lc, rel->indexlist)
+	{
+		IndexOptInfo *index = lfirst_node(IndexOptInfo, lc);
+
+		if (index->relam == am && index->nkeycolumns >= 1 &&
+			index->indexkeys[0] == var->varattno && index->indpred == NIL)
+			return index;
+	}
+	return NULL;
+}
+
+/*
+ * Ordered pairs of distinct rows with equal values among the most common
+ * values of expr: the sum over them of (f N)(f N - 1).  Runs of one
+ * fingerprint longer than a leaf are seen here, not in the index sample.
+ */
+static double
+common_value_pairs(PlannerInfo *root, Node *expr, double rows)
+{
+	VariableStatData vardata;
+	AttStatsSlot sslot;
+	double		pairs = 0;
+
+	examine_variable(root, expr, 0, &vardata);
+	if (HeapTupleIsValid(vardata.statsTuple) &&
+		get_attstatsslot(&sslot, vardata.statsTuple, STATISTIC_KIND_MCV,
+						 InvalidOid, ATTSTATSSLOT_NUMBERS))
+	{
+		int			i;
+
+		for (i = 0; i < sslot.nnumbers; i++)
+		{
+			double		copies = sslot.numbers[i] * rows;
+
+			pairs += copies * Max(copies - 1, 0.0);
+		}
+		free_attstatsslot(&sslot);
+	}
+	ReleaseVariableStats(vardata);
+	return pairs;
+}
+
+/*
+ * Selectivity of the join clause hamming_near(a.fp, b.fp, k).
+ *
+ * Near-duplicates are not common values: a column's statistics cannot show
+ * them.  When one side is a column with a simhash_perm index, the index
+ * shows them: PermSampleNearPairs (permcost.c) estimates from a few pages
+ * how many pairs of distinct rows of that relation X lie at each distance.
+ * The clause is then given the selectivity
+ *		(ordered pairs of distinct rows of X within k) / N_X^2
+ * which, for a self-join, counts every pair of distinct rows twice and
+ * leaves out each row meeting itself: near-duplicate self-joins exclude
+ * those (a.id < b.id), and a planner that multiplied them in would see every
+ * row of the table in the join.  For a join of another relation Y (a new
+ * batch) against X it gives each row of Y as many neighbours in X as a row of
+ * X has: a batch that resembles the table.  Long runs of one fingerprint
+ * come from the most common values; distances the sample cannot see, and
+ * data without any near-duplicates, from the uniform chance of a pair lying
+ * within k (the binomial tail).
+ *
+ * Without such an index the clause is estimated as PostgreSQL estimates an
+ * equality join without common values (1 / the larger number of distinct
+ * values, which in a self-join is each row meeting itself), plus the
+ * uniform chance.
  */
 static Selectivity
 near_join_selectivity(PlannerInfo *root, Node *a, Node *b, int k)
 {
+	IndexOptInfo *ia = near_join_index(root, a),
+			   *ib = near_join_index(root, b),
+			   *index;
+	Node	   *indexed;
 	VariableStatData va,
 				vb;
 	bool		isdefault;
 	double		nd = 1;
+	Selectivity selec;
+
+	/* the larger relation is the table; the other side resembles it */
+	if (ia != NULL && (ib == NULL || ia->rel->tuples >= ib->rel->tuples))
+	{
+		index = ia;
+		indexed = a;
+	}
+	else
+	{
+		index = ib;
+		indexed = b;
+	}
+	if (index != NULL && index->rel->tuples >= 2)
+	{
+		double		rows = index->rel->tuples;
+		double		pairs[PERM_MAX_MAX_DISTANCE + 1];
+		double		ordered = 0;
+		Relation	indexrel;
+		int			d;
+
+		indexrel = index_open(index->indexoid, AccessShareLock);
+		PermSampleNearPairs(indexrel, k, pairs);
+		index_close(indexrel, AccessShareLock);
+		for (d = 0; d <= k; d++)
+		{
+			double		at_d;
+
+			if (pairs[d] >= 0)
+				at_d = 2 * pairs[d];
+			else
+				at_d = rows * rows * (binomial_tail(d) - binomial_tail(d - 1));
+			if (d == 0)
+				at_d = Max(at_d, common_value_pairs(root, indexed, rows));
+			ordered += at_d;
+		}
+		selec = Max(ordered / (rows * rows), binomial_tail(k));
+		CLAMP_PROBABILITY(selec);
+		return selec;
+	}
 
 	examine_variable(root, a, 0, &va);
 	examine_variable(root, b, 0, &vb);

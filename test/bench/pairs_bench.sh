@@ -17,8 +17,13 @@
 #   clusters k=3     simhash_clusters()
 #   self_join k=3    the self-join through the simhash_perm index (one run)
 #   skewed clusters  ROWS rows of which 100,000 share one fingerprint
-# and on the Debian corpus the pairs at k = 3 against the self-join, and
-# the planner's row estimates of the self-join.
+# and on the Debian corpus the pairs at k = 3 against the self-join.  Then
+# the planner's row estimates of joins on hamming_near against their actual
+# row counts: self-joins at k = 3 and 6, and a batch joined to the table
+# (benchmark data: 10,000 new rows, 1% of them near-copies of rows of the
+# table; Debian: every 20th description against the rest, and the last 5%
+# in the corpus's alphabetical order against the rest, each batch and rest
+# a table of its own).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tools/common.sh
@@ -40,6 +45,19 @@ chmod 755 "$WORK"
 trap 'simhash_cluster_stop; rm -rf "$WORK"' EXIT
 
 q() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
+
+# estimate LABEL QUERY COUNT_SQL: the planner's row estimate of QUERY, planned
+# without parallel workers (a join under Gather shows one process's share),
+# against the actual count from COUNT_SQL
+estimate() {
+	local est act
+	est=$(q -At -c "SET max_parallel_workers_per_gather = 0" -c "EXPLAIN (FORMAT JSON) $2" |
+		python3 -c 'import json, sys; print(round(json.load(sys.stdin)[0]["Plan"]["Plan Rows"]))')
+	act=$(q -At -c "$3")
+	awk -v l="$1" -v e="$est" -v a="$act" 'BEGIN {
+		r = e > a ? e / (a > 0 ? a : 1) : a / (e > 0 ? e : 1)
+		printf "  estimate %-34s %9d rows, actual %9d: %s by %.1fx  [within 10x]\n", l, e, a, (e > a ? "over" : "under"), r }'
+}
 
 # measure LABEL WORK_MEM SQL: median seconds, temp bytes, peak RssAnon
 measure() {
@@ -101,8 +119,15 @@ PAIRS="SELECT count(*) FROM simhash_pairs('fps', 'id', 'fp', 3) AS p(a bigint, b
 		RUNS=1 measure "self-join through the index k=3" 4MB \
 			"SELECT count(*) FROM fps a JOIN fps b ON hamming_near(b.fp, a.fp, 3) AND a.id < b.id"
 	fi
-	q -At -c "EXPLAIN SELECT count(*) FROM fps a JOIN fps b ON hamming_near(b.fp, a.fp, 3) AND a.id < b.id" |
-		sed -n 's/.*Nested Loop .*rows=\([0-9]*\).*/  planner estimate of the self-join at k=3: \1 rows/p' | head -1
+	for k in 3 6; do
+		estimate "self-join k=$k" "SELECT a.id, b.id FROM fps a JOIN fps b ON hamming_near(b.fp, a.fp, $k) AND a.id < b.id" \
+			"SELECT count(*) FROM simhash_pairs('fps', 'id', 'fp', $k) AS p(a bigint, b bigint, distance int)"
+	done
+	q -c "CREATE TABLE batch AS SELECT $ROWS * 2 + g AS id,
+	        CASE WHEN g % 100 = 0 THEN flip(fp_of(g * 89), g, 1 + (g % 3)::int) ELSE fp_of(-g * 13 - 5) END AS fp
+	        FROM generate_series(1, 10000) g" -c "ANALYZE batch"
+	estimate "batch of 10000 k=3" "SELECT n.id, o.id FROM batch n JOIN fps o ON hamming_near(o.fp, n.fp, 3)" \
+		"SELECT count(*) FROM batch n JOIN fps o ON hamming_near(o.fp, n.fp, 3)"
 } | tee "$REPORT"
 
 python3 - "$REPORT" <<'PY' | tee -a "$REPORT"
@@ -131,8 +156,19 @@ if [ "$ROWS" -le 1000000 ]; then
 		RUNS=1 measure "deb self-join through the index k=3" 4MB "SELECT count(*) FROM deb a JOIN deb b ON hamming_near(b.fp, a.fp, 3) AND a.id < b.id"
 		echo "  pairs k=3: $(q -At -c "SELECT count(*) FROM simhash_pairs('deb', 'id', 'fp', 3) AS p(a int, b int, distance int)")," \
 		     "self-join: $(q -At -c "SELECT count(*) FROM deb a JOIN deb b ON hamming_near(b.fp, a.fp, 3) AND a.id < b.id")"
-		q -At -c "EXPLAIN SELECT count(*) FROM deb a JOIN deb b ON hamming_near(b.fp, a.fp, 3) AND a.id < b.id" |
-			sed -n 's/.*\(Nested Loop\|Join\) .*rows=\([0-9]*\).*/  planner estimate of the self-join at k=3: \2 rows/p' | head -1
+		for k in 3 6; do
+			estimate "deb self-join k=$k" "SELECT a.id, b.id FROM deb a JOIN deb b ON hamming_near(b.fp, a.fp, $k) AND a.id < b.id" \
+				"SELECT count(*) FROM simhash_pairs('deb', 'id', 'fp', $k) AS p(a int, b int, distance int)"
+		done
+		# a batch is a table of its own, the rest another, with its index
+		for split in "every 20th:id % 20 = 0" "last 5%:id > 60759"; do
+			q -c "SET client_min_messages = warning" -c "DROP TABLE IF EXISTS deb_new, deb_old" \
+			  -c "CREATE TABLE deb_new AS SELECT id, fp FROM deb WHERE ${split#*:}" \
+			  -c "CREATE TABLE deb_old AS SELECT id, fp FROM deb WHERE NOT (${split#*:})" \
+			  -c "CREATE INDEX ON deb_old USING simhash_perm (fp)" -c "ANALYZE deb_new, deb_old"
+			join="FROM deb_new n JOIN deb_old o ON hamming_near(o.fp, n.fp, 3)"
+			estimate "deb ${split%%:*} vs the rest k=3" "SELECT n.id, o.id $join" "SELECT count(*) $join"
+		done
 		RUNS=1 measure "deb candidates k=9 + Jaccard >= 0.8" 4MB "
 			SELECT count(*) FROM simhash_pairs('deb', 'id', 'fp', 9) AS p(a int, b int, distance int)
 			  JOIN deb x ON x.id = p.a JOIN deb y ON y.id = p.b
