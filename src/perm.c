@@ -53,6 +53,20 @@ PermInit(void)
 							 NULL, NULL, NULL);
 
 	/*
+	 * For tests only: leaves are written in the format of indexes built
+	 * before PERM_KEY_OFFSET (permleaf.c), which this code must go on
+	 * reading and converting.
+	 */
+	DefineCustomBoolVariable("simhash.write_old_leaf_format",
+							 "Writes leaves in the format of indexes built by simhash 1.3 and earlier (for tests).",
+							 NULL,
+							 &perm_write_old_leaf_format,
+							 false,
+							 PGC_SUSET,
+							 GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
+
+	/*
 	 * Leaf maps (README.perm, "Searching") make a descent one page read;
 	 * they cost about 20 bytes a leaf per table, per backend.
 	 */

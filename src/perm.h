@@ -70,8 +70,10 @@
 #define PERM_INTERNAL			(1 << 2)
 #define PERM_ROOT				(1 << 3)
 #define PERM_INCOMPLETE_SPLIT	(1 << 4)	/* right sibling lacks a downlink */
+#define PERM_KEY_OFFSET			(1 << 5)	/* leaf keys stored as key - lokey */
 #define PERM_TREE_FLAGS \
-	(PERM_LEAF | PERM_INTERNAL | PERM_ROOT | PERM_INCOMPLETE_SPLIT)
+	(PERM_LEAF | PERM_INTERNAL | PERM_ROOT | PERM_INCOMPLETE_SPLIT | \
+	 PERM_KEY_OFFSET)
 
 /* Deepest tree a page may claim (a 64-table index of 2^40 rows has 5) */
 #define PERM_MAX_LEVEL			32
@@ -286,10 +288,25 @@ typedef void (*PermMatchCallback) (void *arg, ItemPointer tid, uint64 key,
  */
 
 /*
+ * What a leaf adds to each stored key (permleaf.c): its low key, on pages
+ * written in the offset format (PERM_KEY_OFFSET); on pages of indexes built
+ * before it, the bits of the low key above the stored bytes.
+ */
+static inline uint64
+PermLeafKeyBase(PermPageOpaque opaque)
+{
+	if (opaque->flags & PERM_KEY_OFFSET)
+		return opaque->lokey;
+	if (opaque->key_bytes >= 8)
+		return 0;
+	return opaque->lokey & ~((UINT64CONST(1) << (8 * opaque->key_bytes)) - 1);
+}
+
+/*
  * Reading a leaf's keys without their TIDs, for the loops that test every
  * entry against a query (permsearch.c): a key is one unaligned 8-byte load,
- * masked to the page's key bytes, with the bytes above them taken from the
- * page's low key (permleaf.c describes the format).  The load may read past
+ * masked to the page's key bytes, plus the page's PermLeafKeyBase()
+ * (permleaf.c describes the format).  The load may read past
  * the last entry: the special space follows the entries.  Little-endian
  * only; elsewhere it decodes byte by byte as permleaf.c does.
  */
@@ -298,7 +315,7 @@ typedef struct PermLeafKeys
 	const unsigned char *entries;
 	int			entry_size;
 	uint64		mask;			/* the stored key bytes */
-	uint64		high;			/* the bits above them, from lokey */
+	uint64		base;			/* added to them: PermLeafKeyBase() */
 } PermLeafKeys;
 
 static inline void
@@ -310,7 +327,7 @@ PermLeafKeysInit(PermLeafKeys *lk, Page page)
 	lk->entries = (const unsigned char *) PermPageEntries(page);
 	lk->entry_size = kb + opaque->block_bytes + opaque->off_bytes;
 	lk->mask = kb >= 8 ? PG_UINT64_MAX : (UINT64CONST(1) << (8 * kb)) - 1;
-	lk->high = opaque->lokey & ~lk->mask;
+	lk->base = PermLeafKeyBase(opaque);
 }
 
 static inline uint64
@@ -328,7 +345,7 @@ PermLeafKeyAt(const PermLeafKeys *lk, int i)
 #else
 	memcpy(&v, p, sizeof(v));
 #endif
-	return lk->high | (v & lk->mask);
+	return lk->base + (v & lk->mask);
 }
 
 /* Order of entries: permuted key as unsigned, then heap TID */
@@ -436,6 +453,7 @@ extern BlockNumber PermGetRoot(Relation index, int table, int target_level,
 extern void PermMetaSnapshot(Relation index, PermTable *tables, int *ntables);
 
 /* permleaf.c */
+extern bool perm_write_old_leaf_format;
 extern int	PermLeafEntrySize(Page page);
 extern void PermReadLeafEntry(Page page, int i, PermKey *out);
 extern int	PermLeafFormatSize(uint64 lo, uint64 hi, BlockNumber maxblock,

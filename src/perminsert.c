@@ -38,8 +38,9 @@ bool		perm_fail_after_split = false;
  * WAL for appends to leaves.
  *
  * An append changes three small byte ranges of a leaf: the new entry (or,
- * when the tail was merged, the whole entry array), pd_lower, and the
- * entry counts in the special space.  GenericXLogRegisterBuffer and
+ * when the tail was merged, the whole entry array and the page's flags,
+ * which say its format), pd_lower, and the entry counts in the special
+ * space.  GenericXLogRegisterBuffer and
  * GenericXLogFinish would copy each page and compare it byte by byte with
  * its copy to find them, which costs more than everything else an insert
  * does.  Instead the ranges are written here as a generic WAL record in the
@@ -180,8 +181,12 @@ leaves_append_logged(Relation index, int n, LeafAppend *las, const PermKey *keys
 		 */
 		out = state->append_scratch->deltas[i];
 		if (las[i].rewritten)
+		{
+			/* a page of an older index takes the current format here */
+			out = add_fragment(out, page, &opaque->flags, sizeof(opaque->flags));
 			out = add_fragment(out, page, PermPageEntries(page),
 							   opaque->nentries * esize);
+		}
 		else
 			out = add_fragment(out, page,
 							   PermPageEntries(page) + las[i].slot * esize, esize);
@@ -313,7 +318,8 @@ split_pages(const PermSplit *split, int nleft, const PermKey *sep, Page lpage,
 	PermPageOpaque lopaque = PermPageGetOpaque(lpage);
 	PermPageOpaque ropaque;
 
-	PermInitPage(rpage, lopaque->flags & ~(PERM_ROOT | PERM_INCOMPLETE_SPLIT),
+	PermInitPage(rpage, lopaque->flags &
+				 ~(PERM_ROOT | PERM_INCOMPLETE_SPLIT | PERM_KEY_OFFSET),
 				 table, level);
 	ropaque = PermPageGetOpaque(rpage);
 	ropaque->rightlink = lopaque->rightlink;

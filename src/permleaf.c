@@ -6,12 +6,19 @@
  * A leaf holds (permuted key, heap TID) entries in a packed array, each
  * entry written in the page's own compact format:
  *
- *	- key: only its low key_bytes bytes.  A leaf covers the key range from
- *	  its low key (lokey, in the special space) to its high key, and every
- *	  key in that range shares the bytes above the highest byte in which the
- *	  two bounds differ; those are taken from lokey.  In a table of ten
- *	  million rows a leaf spans about 2^50 keys, so one byte is dropped; a
- *	  leaf inside a run of one identical fingerprint stores no key at all.
+ *	- key: its offset from the leaf's low key, in key_bytes bytes.  A leaf
+ *	  covers the key range from its low key (lokey, in the special space) to
+ *	  its high key, so an offset needs no more bytes than the range's width,
+ *	  hikey - lokey.  In a table of a hundred million rows a leaf spans about
+ *	  2^47 keys: six bytes.  A leaf inside a run of one identical fingerprint
+ *	  stores no key at all.  Pages in this format carry PERM_KEY_OFFSET.
+ *	  Indexes built before it stored the key's low bytes, those below the
+ *	  highest byte in which lokey and hikey differ, and took the bytes above
+ *	  from lokey: one byte more whenever the range crosses a byte boundary,
+ *	  which half the leaves of a hundred-million-row table do.  Such pages
+ *	  are still read (PermLeafKeyBase() gives each format's base, which a
+ *	  stored key is added to) and take the new format when they are next
+ *	  rewritten whole.
  *	- heap block number in block_bytes bytes (1 to 4) and offset in off_bytes
  *	  bytes (1 or 2): as many as the largest on the page needs.
  *
@@ -36,6 +43,9 @@
 #include "storage/bufpage.h"
 
 #include "perm.h"
+
+/* simhash.write_old_leaf_format (perm.c): for tests of older indexes */
+bool		perm_write_old_leaf_format = false;
 
 /*
  * Read an n-byte little-endian value.  Reads 8 bytes: every entry lies in
@@ -99,11 +109,16 @@ leaf_range(Page page, uint64 *lo, uint64 *hi)
 	*hi = PermPageIsRightmost(page) ? PG_UINT64_MAX : opaque->hikey;
 }
 
-/* Key bytes stored for a range: those below the highest differing byte */
+/*
+ * Key bytes stored for a range: those of its width, hi - lo (in the old
+ * format, those below the highest byte in which lo and hi differ)
+ */
 static inline int
 key_bytes_for_range(uint64 lo, uint64 hi)
 {
-	return lo == hi ? 0 : bytes_for(lo ^ hi);
+	if (lo == hi)
+		return 0;
+	return bytes_for(perm_write_old_leaf_format ? lo ^ hi : hi - lo);
 }
 
 /* Size of one entry in a page's format */
@@ -123,12 +138,7 @@ PermReadLeafEntry(Page page, int i, PermKey *out)
 	int			kb = opaque->key_bytes;
 	const unsigned char *p = (const unsigned char *) PermPageEntries(page) +
 		(size_t) i * (kb + opaque->block_bytes + opaque->off_bytes);
-	uint64		suffix = load_le(p, kb);
-
-	if (kb == 8)
-		out->key = suffix;
-	else
-		out->key = (opaque->lokey & ~((UINT64CONST(1) << (8 * kb)) - 1)) | suffix;
+	out->key = PermLeafKeyBase(opaque) + load_le(p, kb);
 	p += kb;
 	ItemPointerSet(&out->tid, (BlockNumber) load_le(p, opaque->block_bytes),
 				   (OffsetNumber) load_le(p + opaque->block_bytes, opaque->off_bytes));
@@ -139,9 +149,10 @@ PermReadLeafEntry(Page page, int i, PermKey *out)
  * entry; returns the entry's size.
  */
 static inline int
-encode_entry(unsigned char *out, const PermKey *key, int kb, int bb, int ob)
+encode_entry(unsigned char *out, const PermKey *key, uint64 base, int kb,
+			 int bb, int ob)
 {
-	store_le(out, key->key, kb);
+	store_le(out, key->key - base, kb);
 	store_le(out + kb, ItemPointerGetBlockNumberNoCheck(&key->tid), bb);
 	store_le(out + kb + bb, ItemPointerGetOffsetNumberNoCheck(&key->tid), ob);
 	return kb + bb + ob;
@@ -153,8 +164,9 @@ write_leaf_entry(Page page, int i, const PermKey *key)
 {
 	PermPageOpaque opaque = PermPageGetOpaque(page);
 	unsigned char tmp[32];
-	int			esize = encode_entry(tmp, key, opaque->key_bytes,
-									 opaque->block_bytes, opaque->off_bytes);
+	int			esize = encode_entry(tmp, key, PermLeafKeyBase(opaque),
+									 opaque->key_bytes, opaque->block_bytes,
+									 opaque->off_bytes);
 
 	memcpy(PermPageEntries(page) + (size_t) i * esize, tmp, esize);
 }
@@ -215,6 +227,10 @@ PermLeafSetEntries(Page page, const PermKey *keys, int n, int nsorted)
 	if ((size_t) n * (kb + bb + ob) > PERM_PAGE_SPACE)
 		return false;
 
+	if (perm_write_old_leaf_format)
+		opaque->flags &= ~PERM_KEY_OFFSET;
+	else
+		opaque->flags |= PERM_KEY_OFFSET;
 	opaque->key_bytes = kb;
 	opaque->block_bytes = bb;
 	opaque->off_bytes = ob;
@@ -222,9 +238,10 @@ PermLeafSetEntries(Page page, const PermKey *keys, int n, int nsorted)
 		/* encode into a buffer with slack, then copy the exact bytes */
 		unsigned char buf[PERM_PAGE_SPACE + 16];
 		unsigned char *out = buf;
+		uint64		base = PermLeafKeyBase(opaque);
 
 		for (i = 0; i < n; i++)
-			out += encode_entry(out, &keys[i], kb, bb, ob);
+			out += encode_entry(out, &keys[i], base, kb, bb, ob);
 		memcpy(PermPageEntries(page), buf, out - buf);
 	}
 	opaque->nentries = n;
@@ -294,8 +311,9 @@ PermLeafEncodeEntry(Page page, const PermKey *key, char *out)
 {
 	PermPageOpaque opaque = PermPageGetOpaque(page);
 
-	return encode_entry((unsigned char *) out, key, opaque->key_bytes,
-						opaque->block_bytes, opaque->off_bytes);
+	return encode_entry((unsigned char *) out, key, PermLeafKeyBase(opaque),
+						opaque->key_bytes, opaque->block_bytes,
+						opaque->off_bytes);
 }
 
 /*

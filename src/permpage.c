@@ -322,6 +322,7 @@ PermCheckPage(Relation index, Buffer buf, int table, int level)
 	if ((opaque->flags & ~PERM_TREE_FLAGS) != 0 ||
 		((opaque->flags & PERM_LEAF) != 0) == ((opaque->flags & PERM_INTERNAL) != 0) ||
 		((opaque->flags & PERM_LEAF) != 0) != (opaque->level == 0) ||
+		((opaque->flags & PERM_KEY_OFFSET) != 0 && opaque->level != 0) ||
 		opaque->level > PERM_MAX_LEVEL)
 		PermReportCorruption(index, blkno,
 							 psprintf("Flags %04X at level %u.",

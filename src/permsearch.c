@@ -314,9 +314,12 @@ probe_leaf(Page page, const PermKey *from, uint64 lo, uint64 hi,
 		   PermMatchCallback callback, void *arg, LeafProbe *result)
 {
 	PermPageOpaque opaque = PermPageGetOpaque(page);
+	int			nsorted = opaque->nsorted;
 	PermLeafKeys lk;
 	PermKey		e;
 	uint64		key = 0;
+	uint64		far_key;
+	bool		far_run;
 	int			i;
 
 	result->past_hi = false;
@@ -324,10 +327,18 @@ probe_leaf(Page page, const PermKey *from, uint64 lo, uint64 hi,
 	PermLeafKeysInit(&lk, page);
 
 	/*
+	 * Does a run of one key fill the end of the sorted part and go on to the
+	 * next page?  Decided once, out of the loop.
+	 */
+	far_key = opaque->hikey;
+	far_run = !PermPageIsRightmost(page) && nsorted > 1 &&
+		PermLeafKeyAt(&lk, nsorted - 1) == far_key;
+
+	/*
 	 * The sorted part, from the first entry >= from.  Keys are read alone;
 	 * an entry's TID is decoded only when it matches.
 	 */
-	for (i = PermPageLowerBound(page, from); i < opaque->nsorted; i++)
+	for (i = PermPageLowerBound(page, from); i < nsorted; i++)
 	{
 		int			d;
 
@@ -343,9 +354,7 @@ probe_leaf(Page page, const PermKey *from, uint64 lo, uint64 hi,
 			PermReadLeafEntry(page, i, &e);
 			callback(arg, &e.tid, e.key, d);
 		}
-		else if (!PermPageIsRightmost(page) && opaque->hikey == key &&
-				 i + 1 < opaque->nsorted &&
-				 PermLeafKeyAt(&lk, opaque->nsorted - 1) == key)
+		else if (far_run && key == far_key && i + 1 < nsorted)
 		{
 			/* a far key filling the rest of the page and going on */
 			result->skip = true;

@@ -101,6 +101,7 @@ my %OPQ = (
 sub opq_off { return $SPECIAL + $OPQ{ $_[0] }; }
 my $PERM_PAGE_ID = 0xFF8A;
 my ($PERM_META, $PERM_LEAF, $PERM_INTERNAL, $PERM_ROOT) = (1, 2, 4, 8);
+my $PERM_KEY_OFFSET = 32;	# leaves: keys stored as offsets from lokey
 
 # Internal pages: 18-byte downlinks (key 8, TID 6, child 4) from offset 24
 my $ENTRIES = 24;
@@ -231,6 +232,7 @@ my @SCENARIOS = (
 	[ leaf_flags_internal => [ 'leaf', opq_off('flags'), 'v', $PERM_INTERNAL ] ],
 	[ leaf_flags_0 => [ 'leaf', opq_off('flags'), 'v', 0 ] ],
 	[ internal_flags_leaf => [ 'root', opq_off('flags'), 'v', $PERM_LEAF | $PERM_ROOT ] ],
+	[ internal_flags_key_offset => [ 'root', opq_off('flags'), 'v', $PERM_INTERNAL | $PERM_ROOT | $PERM_KEY_OFFSET ] ],
 	[ leaf_level_1 => [ 'leaf', opq_off('level'), 'v', 1 ] ],
 	[ internal_level_7 => [ 'root', opq_off('level'), 'v', 7 ] ],
 	[ leaf_table_2 => [ 'leaf', opq_off('table'), 'v', 2 ] ],
@@ -608,7 +610,7 @@ restart_after_crash = on
 		{
 			$page = read_block($file, $blk);
 			push @layout_ok,
-			  [ "leaf $blk flags", u16($page, opq_off('flags')) & ~$PERM_ROOT, $PERM_LEAF ],
+			  [ "leaf $blk flags", u16($page, opq_off('flags')) & ~$PERM_ROOT, $PERM_LEAF | $PERM_KEY_OFFSET ],
 			  [ "leaf $blk table", u16($page, opq_off('table')), $t ],
 			  [ "leaf $blk page_id", u16($page, opq_off('page_id')), $PERM_PAGE_ID ];
 			push @{ $leaves{$t} }, { blk => $blk, hikey => u64($page, opq_off('hikey')) };
