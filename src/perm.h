@@ -239,7 +239,9 @@ typedef struct PermPermutation
  * never changes and pages are never removed, so the leaf it names for a key
  * is that key's leaf or one to its left, and the descent moves right from
  * there (Lehman-Yao).  A descent that has to move right often marks the map
- * for rebuilding.
+ * for rebuilding.  recent[] remembers the buffer each leaf was last found
+ * in, which spares the buffer mapping table's lookup while it still holds
+ * the leaf (PermReadPageRecent).
  */
 typedef struct PermLeafMap
 {
@@ -247,6 +249,7 @@ typedef struct PermLeafMap
 	bool		stale;
 	PermKey    *lowkeys;		/* lowkeys[0] stands for minus infinity */
 	BlockNumber *blocks;
+	Buffer	   *recent;			/* the buffer a leaf was last read from */
 } PermLeafMap;
 
 /*
@@ -429,6 +432,9 @@ extern const PermKey PermMinKey;
 extern void PermReportCorruption(Relation index, BlockNumber blkno,
 								 const char *detail) pg_attribute_noreturn();
 extern void PermCheckPage(Relation index, Buffer buf, int table, int level);
+extern Buffer PermReadPageRecent(Relation index, BlockNumber blkno,
+								 Buffer *recent, int lockmode, int table,
+								 int level);
 extern Buffer PermReadPage(Relation index, BlockNumber from, BlockNumber blkno,
 						   int lockmode, int table, int level);
 extern Buffer PermStepRight(Relation index, Buffer buf, int lockmode,

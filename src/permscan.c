@@ -76,11 +76,12 @@ typedef struct PermScanOpaqueData
 	int64		next;
 
 	/*
-	 * Ordered scans.  queries[0] is the ORDER BY query (radius unused), the
-	 * others the scan's quals.  found[d] holds the rows seen so far at
-	 * distance d; every row within `complete` has been seen, rows within
-	 * `emitted` - 1 have been handed out, and none beyond `cap` can pass the
-	 * quals.
+	 * Ordered scans.  queries[0] is the ORDER BY query (its radius: the
+	 * farthest row the current read files), the others the scan's quals.
+	 * found[d] holds the rows seen so far at distance d; every row within
+	 * `complete` has been seen, rows within `emitted` - 1 have been handed
+	 * out, and none beyond `cap` can pass the quals.  Rings file only rows
+	 * within `ring_bound`, so they complete no farther than it.
 	 */
 	PermQuery  *queries;
 	int			nqueries;
@@ -89,6 +90,7 @@ typedef struct PermScanOpaqueData
 	int			complete;
 	int			emitted;
 	int			ring;			/* the next ring to read */
+	int			ring_bound;		/* rings file rows this near; -1: not set */
 	int			passes;			/* passes over one table whole so far */
 	PermTidList found[PERM_NDISTANCES];
 	bool		found_sorted[PERM_NDISTANCES];
@@ -388,6 +390,7 @@ order_begin(IndexScanDesc scan, PermState *state, PermScanOpaque so)
 	so->complete = -1;
 	so->emitted = 0;
 	so->ring = 0;
+	so->ring_bound = -1;
 	/* no ORDER BY (a scan without quals either) is ORDER BY fp <-> NULL */
 	so->order_null = scan->numberOfOrderBys == 0 ||
 		(ok->sk_flags & SK_ISNULL) != 0;
@@ -468,6 +471,19 @@ order_read_ring(IndexScanDesc scan, PermState *state, PermScanOpaque so)
 	ss.callback = collect_found;
 	ss.arg = so;
 
+	/*
+	 * Rings file only the rows within a bound that should hold about
+	 * PERM_PASS_TARGET_ROWS rows: the nearest rows a LIMIT asks for are
+	 * among them, and the others (most of a ring's entries, which share
+	 * only a prefix with the query) cost a comparison instead of a TID
+	 * decoded and filed.  Once rings have completed up to that bound they
+	 * can go no further, and a pass over one table whole takes over.
+	 */
+	if (!whole && so->ring_bound < 0)
+		so->ring_bound = pass_bound(index, so);
+	if (!whole && so->complete >= so->ring_bound)
+		whole = true;
+
 	if (ring > 0 && !whole)
 	{
 		PermMetaSnapshot(index, tables, &ntables);
@@ -500,13 +516,14 @@ order_read_ring(IndexScanDesc scan, PermState *state, PermScanOpaque so)
 		so->complete = bound;
 		return;
 	}
+	so->queries[0].radius = so->ring_bound;
 	for (t = 0; t < layout->ntables; t++)
 	{
 		ss.table = t;
 		probe_neighbours(index, &ss, layout->prefix_bits[t], ring, true);
 	}
 	so->ring++;
-	so->complete = ring_complete_radius(layout, ring);
+	so->complete = Min(ring_complete_radius(layout, ring), so->ring_bound);
 }
 
 /* table_index_build_scan callback: remember the rows with a NULL key */

@@ -40,7 +40,8 @@ PG_FUNCTION_INFO_V1(simhash_perm_info);
 #define LEAF_MAP_AFTER_DESCENTS	32
 
 /* Memory of a map of n leaves */
-#define LEAF_MAP_BYTES(n)	((int64) (n) * (int64) (sizeof(PermKey) + sizeof(BlockNumber)))
+#define LEAF_MAP_BYTES(n) \
+	((int64) (n) * (int64) (sizeof(PermKey) + sizeof(BlockNumber) + sizeof(Buffer)))
 
 /* simhash.leaf_map_memory: kB the leaf maps of one index may use, per backend */
 int			perm_leaf_map_memory = PERM_DEFAULT_LEAF_MAP_MEMORY;
@@ -77,6 +78,8 @@ free_leaf_map(PermState *state, PermLeafMap *map)
 		pfree(map->lowkeys);
 	if (map->blocks)
 		pfree(map->blocks);
+	if (map->recent)
+		pfree(map->recent);
 	pfree(map);
 }
 
@@ -107,6 +110,7 @@ build_leaf_map(Relation index, int table)
 		map->nleaves = 1;
 		map->lowkeys = MemoryContextAlloc(index->rd_indexcxt, sizeof(PermKey));
 		map->blocks = MemoryContextAlloc(index->rd_indexcxt, sizeof(BlockNumber));
+		map->recent = MemoryContextAllocZero(index->rd_indexcxt, sizeof(Buffer));
 		map->lowkeys[0] = PermMinKey;
 		map->blocks[0] = blkno;
 		return map;
@@ -153,12 +157,14 @@ build_leaf_map(Relation index, int table)
 	UnlockReleaseBuffer(buf);
 	if (map->nleaves > 0)
 		map->lowkeys[0] = PermMinKey;
+	map->recent = MemoryContextAllocZero(index->rd_indexcxt,
+										 Max(map->nleaves, 1) * sizeof(Buffer));
 	state->leafmap_bytes += LEAF_MAP_BYTES(map->nleaves);
 	return map;
 }
 
-/* The leaf to start from for key, per the map (see PermLeafMap) */
-static BlockNumber
+/* The map's entry of the leaf to start from for key (see PermLeafMap) */
+static int
 leaf_map_lookup(PermLeafMap *map, const PermKey *key)
 {
 	int			lo = 1,
@@ -177,7 +183,7 @@ leaf_map_lookup(PermLeafMap *map, const PermKey *key)
 		else
 			hi = mid - 1;
 	}
-	return map->blocks[found];
+	return found;
 }
 
 /*
@@ -206,6 +212,7 @@ descend_by_map(Relation index, int table, const PermKey *key, int lockmode)
 	PermLeafMap *map = state->leafmap[table];
 	Buffer		buf;
 	int64		moves = 0;
+	int			i;
 
 	if (map == NULL && ++state->descents[table] <= LEAF_MAP_AFTER_DESCENTS)
 		return InvalidBuffer;
@@ -218,8 +225,9 @@ descend_by_map(Relation index, int table, const PermKey *key, int lockmode)
 	if (map->nleaves == 0)
 		return InvalidBuffer;
 
-	buf = PermReadPage(index, InvalidBlockNumber, leaf_map_lookup(map, key),
-					   lockmode, table, 0);
+	i = leaf_map_lookup(map, key);
+	buf = PermReadPageRecent(index, map->blocks[i], &map->recent[i],
+							 lockmode, table, 0);
 	buf = move_right(index, buf, key, lockmode, &moves);
 	if (moves > LEAF_MAP_MAX_MOVES)
 		map->stale = true;
