@@ -477,6 +477,7 @@ extern int	PermLeafRemove(Page page, bool (*dead) (ItemPointer tid, void *arg),
 /* permutils.c */
 extern PermState *PermGetState(Relation index);
 extern int	PermCompareKeysQsort(const void *a, const void *b);
+extern int	PermCompareUint64Qsort(const void *a, const void *b);
 extern Relation PermOpenIndexForInspection(Oid indexoid, LOCKMODE lockmode,
 										   Relation *heap);
 

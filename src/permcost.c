@@ -219,15 +219,6 @@ permcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 #define PERM_PAIR_SAMPLE_PAGES	32
 #define PERM_PAIR_MIN_SHARE		0.05
 
-static int
-compare_uint64(const void *a, const void *b)
-{
-	uint64		x = *(const uint64 *) a;
-	uint64		y = *(const uint64 *) b;
-
-	return (x > y) - (x < y);
-}
-
 /* Count, by distance up to k, the pairs of keys that share their top p bits */
 static SIMHASH_POPCNT void
 count_leaf_pairs(uint64 *keys, int n, int p, int k, double *count)
@@ -236,7 +227,7 @@ count_leaf_pairs(uint64 *keys, int n, int p, int k, double *count)
 				i,
 				j;
 
-	qsort(keys, n, sizeof(uint64), compare_uint64);
+	qsort(keys, n, sizeof(uint64), PermCompareUint64Qsort);
 	for (start = 0; start < n; start = i)
 	{
 		for (i = start + 1; i < n; i++)

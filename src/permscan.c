@@ -170,15 +170,6 @@ add_neighbours(PrefixList *list, uint64 key, int prefix_bits, int from,
 					   bit - 1, flips - 1, exact);
 }
 
-static int
-compare_uint64(const void *a, const void *b)
-{
-	uint64		x = *(const uint64 *) a;
-	uint64		y = *(const uint64 *) b;
-
-	return (x > y) - (x < y);
-}
-
 /*
  * Probe, in table ss->table, every prefix within `flips` bits of the
  * driving query's (exactly `flips` with `exact`), in key order so that
@@ -197,7 +188,7 @@ probe_neighbours(Relation index, PermSearchState *ss, int prefix_bits,
 				   flips, exact);
 	if (list.n == 0)
 		return;
-	qsort(list.lo, list.n, sizeof(uint64), compare_uint64);
+	qsort(list.lo, list.n, sizeof(uint64), PermCompareUint64Qsort);
 	PermProbeRanges(index, ss->table, list.lo, list.n, low_mask,
 					q->key[ss->table], q->radius, search_match, ss);
 	pfree(list.lo);

@@ -75,6 +75,16 @@ PermCompareKeysQsort(const void *a, const void *b)
 	return PermCompareKeys((const PermKey *) a, (const PermKey *) b);
 }
 
+/* Unsigned 64-bit keys (prefixes, permuted fingerprints) for qsort */
+int
+PermCompareUint64Qsort(const void *a, const void *b)
+{
+	uint64		x = *(const uint64 *) a;
+	uint64		y = *(const uint64 *) b;
+
+	return (x > y) - (x < y);
+}
+
 /*
  * Open a simhash_perm index for simhash_perm_info() or simhash_perm_check():
  * its table first, then the index, both in lockmode (the order amcheck and
