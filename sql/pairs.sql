@@ -133,6 +133,43 @@ INSERT INTO same SELECT 100000 + g, flip_bits('0123456789abcdef', g, 2) FROM gen
 SELECT count(*), count(DISTINCT cluster), min(cluster)
   FROM simhash_clusters('same', 'id', 'fp', 3) AS c(id int, cluster int);
 
+-- parallel workers (min_parallel_table_scan_size = 0 lets them take on
+-- these small tables): each process reads a share of the table into its own
+-- file and searches some of the permuted tables; the same pairs and clusters
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+SELECT count(*) FROM simhash_pairs('d', 'id', 'fp', 3, progress => true) AS p(a bigint, b bigint, distance int);
+CREATE TABLE found_parallel AS
+  SELECT ks.k, p.* FROM ks, simhash_pairs('d', 'id', 'fp', ks.k) AS p(a bigint, b bigint, distance int);
+SELECT ks.k,
+       (SELECT count(*) FROM found_parallel f WHERE f.k = ks.k) AS found,
+       (SELECT count(*) FROM (SELECT a, b, distance FROM found_parallel f WHERE f.k = ks.k
+                              EXCEPT ALL SELECT a, b, distance FROM truth t WHERE t.k = ks.k) x) AS wrong_or_repeated,
+       (SELECT count(*) FROM (SELECT a, b, distance FROM truth t WHERE t.k = ks.k
+                              EXCEPT SELECT a, b, distance FROM found_parallel f WHERE f.k = ks.k) x) AS missing
+  FROM ks ORDER BY ks.k;
+-- text keys (TIDs travel to the leader, which fetches the keys), spilled sorts
+SET work_mem = '64kB';
+SELECT count(*) AS text_pairs_parallel,
+       count(*) FILTER (WHERE (substr(a, 5)::bigint, substr(b, 5)::bigint) NOT IN
+                               (SELECT LEAST(a, b), GREATEST(a, b) FROM truth WHERE k = 3)
+                          AND (substr(b, 5)::bigint, substr(a, 5)::bigint) NOT IN
+                               (SELECT LEAST(a, b), GREATEST(a, b) FROM truth WHERE k = 3)) AS wrong
+  FROM simhash_pairs('t', 'name', 'fp', 3) AS p(a text, b text, distance int);
+RESET work_mem;
+SELECT count(*) AS rows_in_clusters,
+       count(*) FILTER (WHERE (c.id, c.cluster) NOT IN (SELECT id, cluster FROM cl)) AS wrong_cluster
+  FROM simhash_clusters('d', 'id', 'fp', 3, progress => true) AS c(id bigint, cluster bigint);
+SELECT count(*), count(DISTINCT cluster), min(cluster)
+  FROM simhash_clusters('same', 'id', 'fp', 3) AS c(id int, cluster int);
+-- a temporary table lives in the leader's local buffers: searched alone
+CREATE TEMP TABLE d_temp AS SELECT * FROM d;
+SELECT count(*) AS temp_table_pairs, (SELECT count(*) FROM truth WHERE k = 3) AS truth
+  FROM simhash_pairs('d_temp', 'id', 'fp', 3) AS p(a bigint, b bigint, distance int);
+DROP TABLE found_parallel, d_temp;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+
 -- the recipes of the README: keep one row per cluster, or flag the others
 BEGIN;
 DELETE FROM d USING simhash_clusters('d', 'id', 'fp', 3) AS c(id bigint, cluster bigint)

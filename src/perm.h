@@ -498,6 +498,10 @@ extern int	PermProbeSpread(int blocks, int max_distance, int radius);
 typedef struct PermRecStore PermRecStore;
 typedef struct PermRunSort PermRunSort;
 extern PermRecStore *PermRecStoreBegin(int64 budget_bytes);
+struct BufFile;
+extern PermRecStore *PermRecStoreBeginOnFile(struct BufFile *file);
+extern PermRecStore *PermRecStoreOpenFiles(struct BufFile **files,
+										   const int64 *counts, int nfiles);
 extern void PermRecStoreAdd(PermRecStore *st, const PermKey *rec);
 extern int64 PermRecStoreCount(PermRecStore *st);
 extern bool PermRecStoreSpilled(PermRecStore *st);
@@ -510,5 +514,13 @@ extern void PermRunSortFinish(PermRunSort *rs);
 extern int	PermRunSortSpilledRuns(PermRunSort *rs);
 extern bool PermRunSortNext(PermRunSort *rs, PermKey *rec);
 extern void PermRunSortEnd(PermRunSort *rs);
+typedef struct PermGroupSort PermGroupSort;
+extern PermGroupSort *PermGroupSortBegin(int64 budget_bytes, int64 expected,
+										 int top_bits);
+extern void PermGroupSortPut(PermGroupSort *gs, const PermKey *rec);
+extern void PermGroupSortFinish(PermGroupSort *gs);
+extern int	PermGroupSortPartitions(PermGroupSort *gs);
+extern int64 PermGroupSortNextChunk(PermGroupSort *gs, PermKey **recs);
+extern void PermGroupSortEnd(PermGroupSort *gs);
 
 #endif							/* SIMHASH_PERM_H */

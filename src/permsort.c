@@ -4,15 +4,19 @@
  *		Sorting (key, TID) records within a memory budget: the rows of a
  *		simhash_perm build and of simhash_pairs()/simhash_clusters().
  *
- * Two pieces, both spilling to temporary files (BufFile) past their share
+ * Three pieces, all spilling to temporary files (BufFile) past their share
  * of the budget:
  *
  *	PermRecStore	the records as they were read, kept to be read again once
  *					per table: in memory while they fit, then all of them in
- *					a temporary file.
+ *					a temporary file (or files of a shared file set, which
+ *					parallel workers of simhash_pairs() write and read).
  *	PermRunSort		one sort: records are gathered in a buffer; a full buffer
  *					is sorted and written out as a run; at the end the last
  *					run stays in memory and is merged with the runs on disk.
+ *	PermGroupSort	records in order of their leading bits only, for
+ *					simhash_pairs(): partitions by leading bits, each sorted
+ *					in memory (see below).
  *
  * Records are 16 bytes (PermKey), sorted by key then TID, in memory by a
  * radix sort (sort_records).  The merge keeps the runs' heads in a binary
@@ -53,6 +57,9 @@
 #define PERM_RADIX_BITS			8
 #define PERM_RADIX_BUCKETS		(1 << PERM_RADIX_BITS)
 
+/* Records a spilled PermRecStore reads from its file at a time */
+#define PERM_STORE_READ_RECORDS	512
+
 struct PermRecStore
 {
 	PermKey    *mem;
@@ -61,6 +68,15 @@ struct PermRecStore
 	int64		max;			/* kept in memory while n < max */
 	int64		next;			/* reading: the next record */
 	BufFile    *file;			/* past max: all of them here */
+	PermKey    *readbuf;		/* reading the file: records read ahead */
+	int			nread;
+	int			readpos;
+	/* a store over files written elsewhere, read one after the other */
+	BufFile   **files;
+	int64	   *file_counts;
+	int			nfiles;
+	int			fileno;			/* files[fileno] is file */
+	int64		file_left;		/* its records not read yet */
 };
 
 /* A source of the merge and a copy of its head, kept in the heap */
@@ -92,18 +108,20 @@ struct PermRunSort
 };
 
 /*
- * Sort n records by key, then TID.  A least-significant-digit radix sort
- * on the key, 8 bits a pass (a pass whose digit is the same in every
- * record is skipped), is stable, so records of equal keys keep their input
- * order; runs of equal keys are then put in TID order by a comparison sort,
- * as the input need not be in TID order (a synchronized scan starts
- * mid-table).  Eight passes, each scattering to 256 places that stay in
+ * Sort n records by key, then TID; or, with top_bits below 64, by the top
+ * top_bits bits of the key alone, leaving the order within equal top bits
+ * open (the passes below the top bits' lowest byte are skipped).  A
+ * least-significant-digit radix sort on the key, 8 bits a pass (a pass
+ * whose digit is the same in every record is skipped), is stable, so
+ * records of equal keys keep their input order; for a whole-key sort, runs
+ * of equal keys are then put in TID order by a comparison sort, as the
+ * input need not be in TID order (a synchronized scan starts mid-table).  Eight passes, each scattering to 256 places that stay in
  * the CPU's caches (16-bit digits, four passes over 65,536 places, were a
  * third slower at a million rows), instead of log2(n) rounds of
  * comparisons.  The result may end in tmp: the sorted array is returned.
  */
 static PermKey *
-sort_records(PermKey *a, PermKey *tmp, int64 n)
+sort_records(PermKey *a, PermKey *tmp, int64 n, int top_bits)
 {
 	int64	   *count;
 	int			shift;
@@ -116,7 +134,8 @@ sort_records(PermKey *a, PermKey *tmp, int64 n)
 		return a;
 	}
 	count = palloc(PERM_RADIX_BUCKETS * sizeof(int64));
-	for (shift = 0; shift < 64; shift += PERM_RADIX_BITS)
+	for (shift = (64 - top_bits) / PERM_RADIX_BITS * PERM_RADIX_BITS;
+		 shift < 64; shift += PERM_RADIX_BITS)
 	{
 		int64		sum = 0;
 		PermKey    *swap;
@@ -142,6 +161,8 @@ sort_records(PermKey *a, PermKey *tmp, int64 n)
 		CHECK_FOR_INTERRUPTS();
 	}
 	pfree(count);
+	if (top_bits < 64)
+		return a;
 
 	/* equal keys: by TID */
 	for (i = 0; i < n; i = run)
@@ -175,6 +196,20 @@ read_record(BufFile *file, PermKey *rec)
 	return true;
 }
 
+/* Read n records that must be there: record first of a file of total */
+static void
+read_records(BufFile *file, PermKey *recs, int64 n, int64 total, int64 first)
+{
+	size_t		want = n * sizeof(PermKey);
+	size_t		got = BufFileRead(file, recs, want);
+
+	if (got != want)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("temporary file of %lld records ended at record %lld",
+						(long long) total, (long long) (first + got / sizeof(PermKey)))));
+}
+
 static void
 rewind_file(BufFile *file)
 {
@@ -202,6 +237,39 @@ PermRecStoreBegin(int64 budget_bytes)
 	st->max = records_for(budget_bytes);
 	st->alloc = Min(st->max, 1024);
 	st->mem = palloc_extended(st->alloc * sizeof(PermKey), MCXT_ALLOC_HUGE);
+	return st;
+}
+
+/*
+ * A store that writes every record to a file of the caller's (a file of a
+ * shared file set, which parallel workers read), and one that reads n
+ * records from such a file, written elsewhere.
+ */
+PermRecStore *
+PermRecStoreBeginOnFile(BufFile *file)
+{
+	PermRecStore *st = palloc0(sizeof(PermRecStore));
+
+	st->file = file;
+	return st;
+}
+
+PermRecStore *
+PermRecStoreOpenFiles(BufFile **files, const int64 *counts, int nfiles)
+{
+	PermRecStore *st = palloc0(sizeof(PermRecStore));
+	int			i;
+
+	st->files = palloc(Max(nfiles, 1) * sizeof(BufFile *));
+	st->file_counts = palloc(Max(nfiles, 1) * sizeof(int64));
+	for (i = 0; i < nfiles; i++)
+	{
+		st->files[i] = files[i];
+		st->file_counts[i] = counts[i];
+		st->n += counts[i];
+	}
+	st->nfiles = nfiles;
+	st->fileno = -1;
 	return st;
 }
 
@@ -240,7 +308,7 @@ PermRecStoreCount(PermRecStore *st)
 bool
 PermRecStoreSpilled(PermRecStore *st)
 {
-	return st->file != NULL;
+	return st->file != NULL || st->nfiles > 0;
 }
 
 /* Start reading from the first record */
@@ -248,7 +316,14 @@ void
 PermRecStoreRewind(PermRecStore *st)
 {
 	st->next = 0;
-	if (st->file)
+	st->nread = st->readpos = 0;
+	if (st->nfiles > 0)
+	{
+		/* Next moves to the first file */
+		st->fileno = -1;
+		st->file_left = 0;
+	}
+	else if (st->file)
 		rewind_file(st->file);
 }
 
@@ -257,13 +332,38 @@ PermRecStoreNext(PermRecStore *st, PermKey *rec)
 {
 	if (st->next >= st->n)
 		return false;
-	if (st->file == NULL)
+	if (st->file == NULL && st->nfiles == 0)
 		*rec = st->mem[st->next];
-	else if (!read_record(st->file, rec))
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("temporary file of %lld records ended at record %lld",
-						(long long) st->n, (long long) st->next)));
+	else
+	{
+		if (st->readpos == st->nread)
+		{
+			/* read ahead a batch: one call instead of one per record */
+			int			want = (int) Min(PERM_STORE_READ_RECORDS, st->n - st->next);
+
+			if (st->nfiles > 0)
+			{
+				while (st->file_left == 0)
+				{
+					st->fileno++;
+					if (st->fileno >= st->nfiles)
+						elog(ERROR, "simhash: shared files of rows hold fewer than %lld records",
+							 (long long) st->n);
+					st->file = st->files[st->fileno];
+					st->file_left = st->file_counts[st->fileno];
+					rewind_file(st->file);
+				}
+				want = (int) Min(want, st->file_left);
+				st->file_left -= want;
+			}
+			if (st->readbuf == NULL)
+				st->readbuf = palloc(PERM_STORE_READ_RECORDS * sizeof(PermKey));
+			read_records(st->file, st->readbuf, want, st->n, st->next);
+			st->nread = want;
+			st->readpos = 0;
+		}
+		*rec = st->readbuf[st->readpos++];
+	}
 	st->next++;
 	return true;
 }
@@ -271,10 +371,21 @@ PermRecStoreNext(PermRecStore *st, PermKey *rec)
 void
 PermRecStoreEnd(PermRecStore *st)
 {
-	if (st->file)
+	if (st->nfiles > 0)
+	{
+		int			i;
+
+		for (i = 0; i < st->nfiles; i++)
+			BufFileClose(st->files[i]);
+		pfree(st->files);
+		pfree(st->file_counts);
+	}
+	else if (st->file)
 		BufFileClose(st->file);
 	if (st->mem)
 		pfree(st->mem);
+	if (st->readbuf)
+		pfree(st->readbuf);
 	pfree(st);
 }
 
@@ -303,7 +414,7 @@ PermRunSortPut(PermRunSort *rs, const PermKey *rec)
 		PermKey    *sorted;
 
 		CHECK_FOR_INTERRUPTS();
-		sorted = sort_records(rs->buf, rs->tmp, rs->n);
+		sorted = sort_records(rs->buf, rs->tmp, rs->n, 64);
 		if (rs->nruns == rs->maxruns)
 		{
 			rs->maxruns = Max(8, rs->maxruns * 2);
@@ -374,7 +485,7 @@ PermRunSortFinish(PermRunSort *rs)
 	int			r;
 
 	CHECK_FOR_INTERRUPTS();
-	if (sort_records(rs->buf, rs->tmp, rs->n) != rs->buf)
+	if (sort_records(rs->buf, rs->tmp, rs->n, 64) != rs->buf)
 	{
 		/* the sorted records are in tmp: swap the buffers' roles */
 		PermKey    *swap = rs->buf;
@@ -443,4 +554,303 @@ PermRunSortEnd(PermRunSort *rs)
 	pfree(rs->buf);
 	pfree(rs->tmp);
 	pfree(rs);
+}
+
+/*
+ * PermGroupSort
+ *
+ * Records in the order of their top bits alone: simhash_pairs() needs the
+ * records of equal prefixes together and nothing more.  While they fit in
+ * memory the records are radix-sorted there, with only the passes the top
+ * bits need (two for a 16-bit prefix, against eight for a whole key).
+ * Past that they are dealt to partitions by their leading bits, one
+ * temporary file each, and each partition is read back whole and sorted in
+ * memory.  Against PermRunSort's runs and merge, each record is written
+ * and read once and no heap of runs is sifted per record.  A partition
+ * larger than memory (many rows sharing their leading bits) is sorted by a
+ * PermRunSort of its own, which stays within the budget however skewed the
+ * keys are.
+ *
+ * Memory: the two radix buffers share the budget with the files' 8 kB
+ * buffers, which get at most an eighth of it.
+ */
+struct PermGroupSort
+{
+	int			bits;			/* order by the key's top bits */
+	int64		budget;
+	int64		max;			/* records buf (and tmp) hold */
+	PermKey    *buf;
+	PermKey    *tmp;
+	PermKey    *sorted;			/* buf or tmp: records n in order */
+	int64		n;
+	int64		next;
+	int			nparts;			/* 0: everything in buf */
+	int			part_shift;		/* partition of a key: key >> part_shift */
+	BufFile   **files;
+	int64	   *counts;
+	PermKey    *stage;			/* records on their way to each file */
+	int		   *staged;
+	int			stage_cap;		/* records staged per partition */
+	int			cur;			/* the partition being read */
+	PermRunSort *big;			/* partition cur, when larger than buf */
+	PermKey    *chunk;			/* big's records, handed out in chunks */
+};
+
+/* Records of a PermRunSort'ed partition handed out at a time */
+#define PERM_GROUP_CHUNK		1024
+
+/* The largest number of partitions a budget pays the file buffers of */
+static int
+group_max_parts(int64 budget_bytes)
+{
+	int64		parts = 2;
+
+	while (parts * 2 * BLCKSZ <= budget_bytes / 8 && parts < 4096)
+		parts *= 2;
+	return (int) parts;
+}
+
+static void
+group_alloc_buffers(PermGroupSort *gs)
+{
+	if (gs->buf == NULL)
+	{
+		gs->buf = palloc_extended(gs->max * sizeof(PermKey), MCXT_ALLOC_HUGE);
+		gs->tmp = palloc_extended(gs->max * sizeof(PermKey), MCXT_ALLOC_HUGE);
+	}
+}
+
+static void
+group_free_buffers(PermGroupSort *gs)
+{
+	if (gs->buf)
+	{
+		pfree(gs->buf);
+		pfree(gs->tmp);
+		gs->buf = gs->tmp = gs->sorted = NULL;
+	}
+}
+
+/*
+ * Switch to partitions: enough of them for each to fit in buf with room
+ * to spare, as far as the budget pays their buffers.
+ */
+static void
+group_start_partitions(PermGroupSort *gs, int64 expected)
+{
+	int			limit = group_max_parts(gs->budget);
+	int64		max_after = records_for((gs->budget - (int64) limit * BLCKSZ -
+										 gs->budget / 16) / 2);
+	int			nparts = 2;
+	int			log2parts = 1;
+	int64		i;
+
+	while (nparts < limit && (int64) nparts * max_after < 2 * expected)
+	{
+		nparts *= 2;
+		log2parts++;
+	}
+	gs->nparts = nparts;
+	gs->part_shift = 64 - log2parts;
+	gs->files = palloc0(nparts * sizeof(BufFile *));
+	gs->counts = palloc0(nparts * sizeof(int64));
+	/* records go to the files a few hundred at a time, not one by one */
+	gs->stage_cap = (int) Max(1, Min(256, gs->budget / 16 / (nparts * (int64) sizeof(PermKey))));
+	gs->stage = palloc((Size) nparts * gs->stage_cap * sizeof(PermKey));
+	gs->staged = palloc0(nparts * sizeof(int));
+
+	/* what buf holds goes out first; buf is sized for a partition now */
+	for (i = 0; i < gs->n; i++)
+		PermGroupSortPut(gs, &gs->buf[i]);
+	gs->n = 0;
+	group_free_buffers(gs);
+	gs->max = max_after;
+}
+
+static void
+group_flush_stage(PermGroupSort *gs, int p)
+{
+	if (gs->staged[p] == 0)
+		return;
+	if (gs->files[p] == NULL)
+		gs->files[p] = BufFileCreateTemp(false);
+	BufFileWrite(gs->files[p], gs->stage + (Size) p * gs->stage_cap,
+				 gs->staged[p] * sizeof(PermKey));
+	gs->staged[p] = 0;
+}
+
+PermGroupSort *
+PermGroupSortBegin(int64 budget_bytes, int64 expected, int top_bits)
+{
+	PermGroupSort *gs = palloc0(sizeof(PermGroupSort));
+
+	Assert(top_bits >= 1 && top_bits <= 64);
+	gs->bits = top_bits;
+	gs->budget = budget_bytes;
+	gs->max = records_for(budget_bytes / 2);
+	if (expected > gs->max)
+		group_start_partitions(gs, expected);
+	else
+	{
+		gs->max = Max(expected, 1);
+		group_alloc_buffers(gs);
+	}
+	return gs;
+}
+
+void
+PermGroupSortPut(PermGroupSort *gs, const PermKey *rec)
+{
+	int			p;
+
+	if (gs->nparts == 0)
+	{
+		if (gs->n < gs->max)
+		{
+			gs->buf[gs->n++] = *rec;
+			return;
+		}
+		/* more records than expected, and no more room */
+		group_start_partitions(gs, 2 * gs->n);
+	}
+	p = (int) (rec->key >> gs->part_shift);
+	gs->stage[(Size) p * gs->stage_cap + gs->staged[p]++] = *rec;
+	gs->counts[p]++;
+	if (gs->staged[p] == gs->stage_cap)
+		group_flush_stage(gs, p);
+}
+
+/* Load partition p and sort it: in buf, or in a PermRunSort of its own */
+static void
+group_load_partition(PermGroupSort *gs, int p)
+{
+	BufFile    *file = gs->files[p];
+	int64		count = gs->counts[p];
+
+	gs->n = gs->next = 0;
+	if (file == NULL)
+		return;
+	rewind_file(file);
+	if (count <= gs->max)
+	{
+		group_alloc_buffers(gs);
+		read_records(file, gs->buf, count, count, 0);
+		CHECK_FOR_INTERRUPTS();
+		gs->sorted = sort_records(gs->buf, gs->tmp, count, gs->bits);
+		gs->n = count;
+	}
+	else
+	{
+		PermKey		rec;
+		int64		i;
+
+		/* the radix buffers make room for the run sort's */
+		group_free_buffers(gs);
+		gs->big = PermRunSortBegin(gs->budget, count);
+		for (i = 0; i < count; i++)
+		{
+			if ((i & 65535) == 0)
+				CHECK_FOR_INTERRUPTS();
+			read_records(file, &rec, 1, count, i);
+			PermRunSortPut(gs->big, &rec);
+		}
+		PermRunSortFinish(gs->big);
+	}
+	BufFileClose(file);
+	gs->files[p] = NULL;
+}
+
+/* All records are in: get ready to read them in order */
+void
+PermGroupSortFinish(PermGroupSort *gs)
+{
+	CHECK_FOR_INTERRUPTS();
+	gs->next = 0;
+	if (gs->nparts == 0)
+		gs->sorted = sort_records(gs->buf, gs->tmp, gs->n, gs->bits);
+	else
+	{
+		int			p;
+
+		for (p = 0; p < gs->nparts; p++)
+			group_flush_stage(gs, p);
+		pfree(gs->stage);
+		pfree(gs->staged);
+		gs->stage = NULL;
+		gs->staged = NULL;
+		gs->n = 0;
+		gs->cur = -1;
+	}
+}
+
+/* Partitions written to temporary files (0: the sort stayed in memory) */
+int
+PermGroupSortPartitions(PermGroupSort *gs)
+{
+	return gs->nparts;
+}
+
+/*
+ * The next records in order of the top bits, as an array that stays valid
+ * until the next call: their number, 0 after the last.
+ */
+int64
+PermGroupSortNextChunk(PermGroupSort *gs, PermKey **recs)
+{
+	for (;;)
+	{
+		if (gs->big)
+		{
+			int64		n = 0;
+
+			if (gs->chunk == NULL)
+				gs->chunk = palloc(PERM_GROUP_CHUNK * sizeof(PermKey));
+			while (n < PERM_GROUP_CHUNK && PermRunSortNext(gs->big, &gs->chunk[n]))
+				n++;
+			if (n > 0)
+			{
+				*recs = gs->chunk;
+				return n;
+			}
+			PermRunSortEnd(gs->big);
+			gs->big = NULL;
+		}
+		else if (gs->next < gs->n)
+		{
+			int64		n = gs->n - gs->next;
+
+			*recs = gs->sorted + gs->next;
+			gs->next = gs->n;
+			return n;
+		}
+		if (gs->nparts == 0 || gs->cur + 1 >= gs->nparts)
+			return 0;
+		group_load_partition(gs, ++gs->cur);
+	}
+}
+
+void
+PermGroupSortEnd(PermGroupSort *gs)
+{
+	int			p;
+
+	if (gs->big)
+		PermRunSortEnd(gs->big);
+	for (p = 0; p < gs->nparts; p++)
+		if (gs->files[p])
+			BufFileClose(gs->files[p]);
+	if (gs->files)
+	{
+		pfree(gs->files);
+		pfree(gs->counts);
+	}
+	if (gs->stage)
+	{
+		pfree(gs->stage);
+		pfree(gs->staged);
+	}
+	group_free_buffers(gs);
+	if (gs->chunk)
+		pfree(gs->chunk);
+	pfree(gs);
 }
