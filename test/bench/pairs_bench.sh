@@ -10,10 +10,13 @@
 #
 # Measured, each as the median of RUNS runs of one statement in a fresh
 # session, with its temporary file bytes (pg_stat_database) and the peak
-# private memory of the backend (RssAnon sampled every 20 ms):
+# private memory of the backend and its parallel workers (RssAnon summed,
+# sampled every 20 ms):
 #   count_distinct   SELECT count(DISTINCT fp): the issue's yardstick
 #   pairs k=3, k=6   simhash_pairs(), at work_mem 4MB (PostgreSQL's
-#                    default) and 1GB
+#                    default) and 1GB, with parallel workers (the default
+#                    max_parallel_workers_per_gather, 2), and at k = 3 in
+#                    one process too
 #   clusters k=3     simhash_clusters()
 #   self_join k=3    the self-join through the simhash_perm index (one run)
 #   skewed clusters  ROWS rows of which 100,000 share one fingerprint
@@ -59,6 +62,18 @@ estimate() {
 		printf "  estimate %-34s %9d rows, actual %9d: %s by %.1fx  [within 10x]\n", l, e, a, (e > a ? "over" : "under"), r }'
 }
 
+# session_rss PID: RssAnon (kB) of backend PID and of its parallel workers
+# (simhash_pairs and parallel queries start them), summed
+session_rss() {
+	local total f w
+	total=$(awk '/^RssAnon/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0)
+	for f in $(grep -l -a -w "parallel worker for PID $1" /proc/[0-9]*/cmdline 2>/dev/null); do
+		w=$(awk '/^RssAnon/ {print $2}' "${f%cmdline}status" 2>/dev/null || echo 0)
+		total=$((total + ${w:-0}))
+	done
+	echo "${total:-0}"
+}
+
 # measure LABEL WORK_MEM SQL: median seconds, temp bytes, peak RssAnon
 measure() {
 	local label=$1 wm=$2 sql=$3 i times=() temps=() peaks=()
@@ -73,7 +88,7 @@ measure() {
 		while kill -0 "$job" 2>/dev/null; do
 			if [ -s "$pidfile" ]; then
 				pid=$(head -1 "$pidfile")
-				rss=$(awk '/^RssAnon/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
+				rss=$(session_rss "$pid")
 				[ "${rss:-0}" -gt "$peak" ] && peak=$rss
 			fi
 			sleep 0.02
@@ -104,6 +119,7 @@ q -c "CREATE TABLE skewed AS SELECT id, CASE WHEN id <= 100000 THEN 819855292164
   -c "VACUUM ANALYZE skewed"
 
 PAIRS="SELECT count(*) FROM simhash_pairs('fps', 'id', 'fp', 3) AS p(a bigint, b bigint, distance int)"
+PAIRS_PROGRESS="SELECT count(*) FROM simhash_pairs('fps', 'id', 'fp', 3, progress => true) AS p(a bigint, b bigint, distance int)"
 {
 	echo "rows: $ROWS (+1% planted near-duplicates); median of $RUNS runs; $(nproc) cores"
 	echo "pairs at k=3: $(q -At -c "$PAIRS"), at k=6: $(q -At -c "${PAIRS/, 3)/, 6)}")"
@@ -111,6 +127,9 @@ PAIRS="SELECT count(*) FROM simhash_pairs('fps', 'id', 'fp', 3) AS p(a bigint, b
 	measure "count_distinct (yardstick)" 1GB "SELECT count(DISTINCT fp) FROM fps"
 	measure "simhash_pairs k=3" 4MB "$PAIRS"
 	measure "simhash_pairs k=3" 1GB "$PAIRS"
+	measure "simhash_pairs k=3, one process" 4MB "SET max_parallel_workers_per_gather = 0; $PAIRS"
+	echo "  progress of one run at 4MB (the leader reports its workers' tables too):"
+	PGOPTIONS="-c work_mem=4MB" q -c "$PAIRS_PROGRESS" 2>&1 | sed -n 's/^NOTICE:  simhash: /    /p; s/^DETAIL:  /      /p' 
 	measure "simhash_pairs k=6" 4MB "${PAIRS/, 3)/, 6)}"
 	measure "simhash_pairs k=6" 1GB "${PAIRS/, 3)/, 6)}"
 	measure "simhash_clusters k=3" 4MB "SELECT count(*) FROM simhash_clusters('fps', 'id', 'fp', 3) AS c(id bigint, cluster bigint)"
