@@ -30,7 +30,9 @@ OBJS = \
 	src/permutils.o \
 	src/permlayout.o \
 	src/permsort.o \
-	src/pairs.o
+	src/pairs.o \
+	src/pairssearch.o \
+	src/pairsparallel.o
 
 EXTENSION = simhash
 # Install and upgrade scripts beside the control file, as in contrib.  A
