@@ -138,7 +138,10 @@ SELECT count(*), count(DISTINCT cluster), min(cluster)
 -- file and searches some of the permuted tables; the same pairs and clusters
 SET min_parallel_table_scan_size = 0;
 SET max_parallel_workers_per_gather = 2;
+-- at k = 3, four tables take two rounds with two processes as with three:
+-- one worker is started; at k = 5 (more tables) both
 SELECT count(*) FROM simhash_pairs('d', 'id', 'fp', 3, progress => true) AS p(a bigint, b bigint, distance int);
+SELECT count(*) FROM simhash_pairs('d', 'id', 'fp', 5, progress => true) AS p(a bigint, b bigint, distance int);
 CREATE TABLE found_parallel AS
   SELECT ks.k, p.* FROM ks, simhash_pairs('d', 'id', 'fp', ks.k) AS p(a bigint, b bigint, distance int);
 SELECT ks.k,

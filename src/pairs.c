@@ -337,7 +337,9 @@ search_all(PairsState *ps)
 			pairs_report_read(ps, "each process keeps its share in a temporary file");
 			if (ps->progress)
 				ereport(NOTICE,
-						(errmsg("simhash: searching with %d parallel workers", ps->nqueues)));
+						(errmsg_plural("simhash: searching with %d parallel worker",
+									   "simhash: searching with %d parallel workers",
+									   ps->nqueues, ps->nqueues)));
 		}
 		else
 		{
@@ -358,12 +360,14 @@ search_all(PairsState *ps)
 	{
 		for (t = 0; t < ps->layout.ntables; t++)
 			pairs_search_table(ps, t);
+		pairs_search_done(ps);
 		PermRecStoreEnd(ps->rows);
 		return;
 	}
 	while ((t = (int) pg_atomic_fetch_add_u32(&ps->shared->next_table, 1)) <
 		   ps->layout.ntables)
 		pairs_search_table(ps, t);
+	pairs_search_done(ps);
 	pairs_end_parallel(ps, pcxt);
 }
 

@@ -141,6 +141,7 @@ typedef struct PairsState
 	int			table;
 	int64		work_bytes;
 	PermRecStore *rows;
+	PermGroupSort *sort;		/* of the tables, restarted for each */
 	int64		compared;
 	int64		found;
 	instr_time	start;
@@ -176,11 +177,13 @@ extern void pairs_uf_union(PairsState *ps, ItemPointer x, ItemPointer y);
 /* pairssearch.c: reading the rows, searching one permuted table */
 extern double pairs_elapsed(PairsState *ps);
 extern bool pairs_scan_rows(PairsState *ps, TableScanDesc scan, SimhashVoter *votes);
+extern int	pairs_count_tables(PairsState *ps, int64 n);
 extern void pairs_choose_layout(PairsState *ps, const SimhashVoter *votes, int64 n);
 extern void pairs_report_read(PairsState *ps, const char *where);
 extern void pairs_read_rows(PairsState *ps);
 extern void pairs_report_table_done(PairsState *ps, int partitions);
 extern void pairs_search_table(PairsState *ps, int t);
+extern void pairs_search_done(PairsState *ps);
 
 /* pairsparallel.c: the parallel search */
 extern ParallelContext *pairs_begin_parallel(PairsState *ps);

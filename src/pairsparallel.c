@@ -68,10 +68,35 @@ pairs_poll_workers(PairsState *ps, bool wait)
 
 
 /*
+ * The search takes as long as its busiest process: with T tables and P
+ * processes (the leader and its workers), ceil(T / P) tables one after the
+ * other.  Start no more of the allowed workers than that time needs: at
+ * k = 3 four tables take two rounds with three processes as with two, and
+ * a third process would only compete with the others for the cores.  The
+ * number of rows is the planner's (or a guess from the table's size): the
+ * layout, chosen once every row is read, may differ, which costs time and
+ * never a result.
+ */
+static int
+workers_needed(PairsState *ps, BlockNumber nblocks, int allowed)
+{
+	double		reltuples = ps->rel->rd_rel->reltuples;
+	int64		rows = reltuples > 0 ? (int64) reltuples : (int64) nblocks * 100;
+	int			tables = pairs_count_tables(ps, rows);
+	int			rounds;
+
+	if (tables <= 0)
+		return allowed;
+	rounds = (tables + allowed) / (allowed + 1);
+	return Min(allowed, (tables + rounds - 1) / rounds - 1);
+}
+
+/*
  * Parallel search.  The tables are independent: a pair is reported by the
  * first table where its two rows share a prefix, which each table knows
  * by itself.  So the leader starts up to max_parallel_workers_per_gather
- * workers at once, and every process:
+ * workers at once (fewer when they would not shorten the search), and
+ * every process:
  *
  *	1. reads its share of the table's pages (a parallel scan), into its own
  *	   file of a shared file set, counting how often each bit is set;
@@ -104,9 +129,15 @@ pairs_begin_parallel(PairsState *ps)
 	char	   *queues;
 	int			i;
 
+	BlockNumber nblocks = RelationGetNumberOfBlocks(ps->rel);
+
 	if (nworkers <= 0 || IsInParallelMode() ||
 		RelationUsesLocalBuffers(ps->rel) ||
-		RelationGetNumberOfBlocks(ps->rel) < (BlockNumber) min_parallel_table_scan_size)
+		nblocks < (BlockNumber) min_parallel_table_scan_size)
+		return NULL;
+
+	nworkers = workers_needed(ps, nblocks, nworkers);
+	if (nworkers <= 0)
 		return NULL;
 	EnterParallelMode();
 	pcxt = CreateParallelContext("simhash", "simhash_pairs_worker", nworkers);
@@ -281,6 +312,7 @@ simhash_pairs_worker(dsm_segment *seg, shm_toc *toc)
 		while ((t = pg_atomic_fetch_add_u32(&shared->next_table, 1)) <
 			   (uint32) ps.layout.ntables)
 			pairs_search_table(&ps, (int) t);
+		pairs_search_done(&ps);
 		if (ps.nlinks > 0)
 			pairs_send_links(&ps);
 		PermRecStoreEnd(ps.rows);

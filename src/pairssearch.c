@@ -105,6 +105,13 @@ pairs_scan_rows(PairsState *ps, TableScanDesc scan, SimhashVoter *votes)
 	return true;
 }
 
+/* The number of tables the search of about n rows will have */
+int
+pairs_count_tables(PairsState *ps, int64 n)
+{
+	return PermCountTables(choose_blocks(n, ps->k), ps->k);
+}
+
 /* The layout of n rows with these votes, and its permutations */
 void
 pairs_choose_layout(PairsState *ps, const SimhashVoter *votes, int64 n)
@@ -358,7 +365,9 @@ pairs_search_table(PairsState *ps, int t)
 {
 	PermGroupSort *gs;
 	GroupWalk	w = {0};
-	PairRec		rec;
+	PairRec    *batch;
+	PairRec		permuted[PERM_STORE_BATCH];
+	int			nbatch;
 	PairRec    *chunk;
 	int64		n;
 	int64		i = 0;
@@ -379,18 +388,29 @@ pairs_search_table(PairsState *ps, int t)
 	 * clusters need copies of one fingerprint next to each other, so they
 	 * sort whole keys.
 	 */
-	gs = PermGroupSortBegin(ps->work_bytes / 2, PermRecStoreCount(ps->rows),
-							ps->clusters ? 64 : ps->layout.prefix_bits[t]);
+	if (ps->sort == NULL)
+		ps->sort = PermGroupSortBegin(ps->work_bytes / 2, PermRecStoreCount(ps->rows),
+									  ps->clusters ? 64 : ps->layout.prefix_bits[t]);
+	else
+		PermGroupSortRestart(ps->sort, PermRecStoreCount(ps->rows),
+							 ps->clusters ? 64 : ps->layout.prefix_bits[t]);
+	gs = ps->sort;
 	PermRecStoreRewind(ps->rows);
-	while (PermRecStoreNext(ps->rows, &rec))
+	while ((nbatch = PermRecStoreNextBatch(ps->rows, &batch)) > 0)
 	{
-		if ((++i & 65535) == 0)
+		int			b;
+
+		for (b = 0; b < nbatch; b++)
+		{
+			permuted[b].key = PermPermute(&ps->perm[t], batch[b].key);
+			permuted[b].tid = batch[b].tid;
+		}
+		PermGroupSortPutBatch(gs, permuted, nbatch);
+		if (((i += nbatch) & 65535) < nbatch)
 		{
 			CHECK_FOR_INTERRUPTS();
 			pairs_poll_workers(ps, false);
 		}
-		rec.key = PermPermute(&ps->perm[t], rec.key);
-		PermGroupSortPut(gs, &rec);
 	}
 	PermGroupSortFinish(gs);
 	spilled = PermGroupSortPartitions(gs);
@@ -408,7 +428,6 @@ pairs_search_table(PairsState *ps, int t)
 				walk_add(&w, &chunk[i]);
 			}
 	}
-	PermGroupSortEnd(gs);
 	if (w.n > 0)
 		compare_group(ps, w.group, w.n);
 	if (w.group)
@@ -432,3 +451,11 @@ pairs_search_table(PairsState *ps, int t)
 		pairs_report_table_done(ps, spilled);
 }
 
+/* The tables are searched: free the sort's memory and files */
+void
+pairs_search_done(PairsState *ps)
+{
+	if (ps->sort)
+		PermGroupSortEnd(ps->sort);
+	ps->sort = NULL;
+}

@@ -506,7 +506,11 @@ extern void PermRecStoreAdd(PermRecStore *st, const PermKey *rec);
 extern int64 PermRecStoreCount(PermRecStore *st);
 extern bool PermRecStoreSpilled(PermRecStore *st);
 extern void PermRecStoreRewind(PermRecStore *st);
+/* The most records PermRecStoreNextBatch hands out at once */
+#define PERM_STORE_BATCH	512
+
 extern bool PermRecStoreNext(PermRecStore *st, PermKey *rec);
+extern int	PermRecStoreNextBatch(PermRecStore *st, PermKey **recs);
 extern void PermRecStoreEnd(PermRecStore *st);
 extern PermRunSort *PermRunSortBegin(int64 budget_bytes, int64 expected);
 extern void PermRunSortPut(PermRunSort *rs, const PermKey *rec);
@@ -518,7 +522,9 @@ typedef struct PermGroupSort PermGroupSort;
 extern PermGroupSort *PermGroupSortBegin(int64 budget_bytes, int64 expected,
 										 int top_bits);
 extern void PermGroupSortPut(PermGroupSort *gs, const PermKey *rec);
+extern void PermGroupSortPutBatch(PermGroupSort *gs, const PermKey *recs, int n);
 extern void PermGroupSortFinish(PermGroupSort *gs);
+extern void PermGroupSortRestart(PermGroupSort *gs, int64 expected, int top_bits);
 extern int	PermGroupSortPartitions(PermGroupSort *gs);
 extern int64 PermGroupSortNextChunk(PermGroupSort *gs, PermKey **recs);
 extern void PermGroupSortEnd(PermGroupSort *gs);

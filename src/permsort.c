@@ -55,10 +55,9 @@
 /* Below this many records, a comparison sort beats the radix sort's passes */
 #define PERM_RADIX_MIN_RECORDS	4096
 #define PERM_RADIX_BITS			8
-#define PERM_RADIX_BUCKETS		(1 << PERM_RADIX_BITS)
+/* Up to this many bits left to sort, one pass sorts them all */
+#define PERM_RADIX_WIDE_BITS	12
 
-/* Records a spilled PermRecStore reads from its file at a time */
-#define PERM_STORE_READ_RECORDS	512
 
 struct PermRecStore
 {
@@ -69,8 +68,9 @@ struct PermRecStore
 	int64		next;			/* reading: the next record */
 	BufFile    *file;			/* past max: all of them here */
 	PermKey    *readbuf;		/* reading the file: records read ahead */
-	int			nread;
-	int			readpos;
+	PermKey    *batch;			/* PermRecStoreNext: the current batch */
+	int			nread;			/* its records */
+	int			readpos;		/* and the next of them */
 	/* a store over files written elsewhere, read one after the other */
 	BufFile   **files;
 	int64	   *file_counts;
@@ -110,43 +110,65 @@ struct PermRunSort
 /*
  * Sort n records by key, then TID; or, with top_bits below 64, by the top
  * top_bits bits of the key alone, leaving the order within equal top bits
- * open (the passes below the top bits' lowest byte are skipped).  A
- * least-significant-digit radix sort on the key, 8 bits a pass (a pass
+ * open (the passes below the top bits' lowest byte are skipped).  The
+ * records' first known_bits bits are the same in all of them (a partition
+ * of PermGroupSort), so no pass looks at those.
+ *
+ * A least-significant-digit radix sort on the key, 8 bits a pass (a pass
  * whose digit is the same in every record is skipped), is stable, so
  * records of equal keys keep their input order; for a whole-key sort, runs
  * of equal keys are then put in TID order by a comparison sort, as the
- * input need not be in TID order (a synchronized scan starts mid-table).  Eight passes, each scattering to 256 places that stay in
- * the CPU's caches (16-bit digits, four passes over 65,536 places, were a
- * third slower at a million rows), instead of log2(n) rounds of
- * comparisons.  The result may end in tmp: the sorted array is returned.
+ * input need not be in TID order (a synchronized scan starts mid-table).
+ * Eight passes, each scattering to 256 places that stay in the CPU's
+ * caches (16-bit digits, four passes over 65,536 places, were a third
+ * slower at a million rows), instead of log2(n) rounds of comparisons.
+ * When no more than PERM_RADIX_WIDE_BITS bits are left to sort (the 11
+ * bits of a 16-bit prefix below a partition's 5), one pass on all of them
+ * replaces two: the 2,048 places still fit in the caches.  The result may
+ * end in tmp: the sorted array is returned.
  */
 static PermKey *
-sort_records(PermKey *a, PermKey *tmp, int64 n, int top_bits)
+sort_records(PermKey *a, PermKey *tmp, int64 n, int top_bits, int known_bits)
 {
 	int64	   *count;
+	int			lo = 64 - top_bits;
+	int			hi = 64 - known_bits;
+	int			width;
 	int			shift;
 	int64		i,
 				run;
 
+	Assert(known_bits >= 0 && known_bits <= top_bits);
 	if (n < PERM_RADIX_MIN_RECORDS)
 	{
 		sort_perm_keys(a, n);
 		return a;
 	}
-	count = palloc(PERM_RADIX_BUCKETS * sizeof(int64));
-	for (shift = (64 - top_bits) / PERM_RADIX_BITS * PERM_RADIX_BITS;
-		 shift < 64; shift += PERM_RADIX_BITS)
+	if (hi - lo <= PERM_RADIX_WIDE_BITS)
 	{
+		width = hi - lo;
+		shift = lo;
+	}
+	else
+	{
+		width = PERM_RADIX_BITS;
+		shift = lo / PERM_RADIX_BITS * PERM_RADIX_BITS;
+	}
+	count = palloc((Size) sizeof(int64) << Max(width, PERM_RADIX_BITS));
+	for (; shift < hi && width > 0; shift += width)
+	{
+		uint64		mask = (UINT64CONST(1) << width) - 1;
+		int			buckets = 1 << width;
 		int64		sum = 0;
 		PermKey    *swap;
 		int			d;
 
-		memset(count, 0, PERM_RADIX_BUCKETS * sizeof(int64));
+		memset(count, 0, buckets * sizeof(int64));
 		for (i = 0; i < n; i++)
-			count[(a[i].key >> shift) & (PERM_RADIX_BUCKETS - 1)]++;
-		if (count[(a[0].key >> shift) & (PERM_RADIX_BUCKETS - 1)] == n)
+			count[(a[i].key >> shift) & mask]++;
+		if (count[(a[0].key >> shift) & mask] == n)
 			continue;			/* one digit everywhere: nothing to move */
-		for (d = 0; d < PERM_RADIX_BUCKETS; d++)
+		for (d = 0; d < buckets; d++)
 		{
 			int64		c = count[d];
 
@@ -154,7 +176,7 @@ sort_records(PermKey *a, PermKey *tmp, int64 n, int top_bits)
 			sum += c;
 		}
 		for (i = 0; i < n; i++)
-			tmp[count[(a[i].key >> shift) & (PERM_RADIX_BUCKETS - 1)]++] = a[i];
+			tmp[count[(a[i].key >> shift) & mask]++] = a[i];
 		swap = a;
 		a = tmp;
 		tmp = swap;
@@ -327,44 +349,58 @@ PermRecStoreRewind(PermRecStore *st)
 		rewind_file(st->file);
 }
 
+/*
+ * The next records, up to PERM_STORE_BATCH of them, as an array that
+ * stays valid until the next call: their number, 0 after the last.
+ */
+int
+PermRecStoreNextBatch(PermRecStore *st, PermKey **recs)
+{
+	int			want = (int) Min(PERM_STORE_BATCH, st->n - st->next);
+
+	if (want <= 0)
+		return 0;
+	if (st->file == NULL && st->nfiles == 0)
+	{
+		*recs = st->mem + st->next;
+		st->next += want;
+		return want;
+	}
+	if (st->nfiles > 0)
+	{
+		while (st->file_left == 0)
+		{
+			st->fileno++;
+			if (st->fileno >= st->nfiles)
+				elog(ERROR, "simhash: shared files of rows hold fewer than %lld records",
+					 (long long) st->n);
+			st->file = st->files[st->fileno];
+			st->file_left = st->file_counts[st->fileno];
+			rewind_file(st->file);
+		}
+		want = (int) Min(want, st->file_left);
+		st->file_left -= want;
+	}
+	if (st->readbuf == NULL)
+		st->readbuf = palloc(PERM_STORE_BATCH * sizeof(PermKey));
+	read_records(st->file, st->readbuf, want, st->n, st->next);
+	st->next += want;
+	*recs = st->readbuf;
+	return want;
+}
+
 bool
 PermRecStoreNext(PermRecStore *st, PermKey *rec)
 {
-	if (st->next >= st->n)
-		return false;
-	if (st->file == NULL && st->nfiles == 0)
-		*rec = st->mem[st->next];
-	else
+	if (st->readpos == st->nread)
 	{
-		if (st->readpos == st->nread)
-		{
-			/* read ahead a batch: one call instead of one per record */
-			int			want = (int) Min(PERM_STORE_READ_RECORDS, st->n - st->next);
-
-			if (st->nfiles > 0)
-			{
-				while (st->file_left == 0)
-				{
-					st->fileno++;
-					if (st->fileno >= st->nfiles)
-						elog(ERROR, "simhash: shared files of rows hold fewer than %lld records",
-							 (long long) st->n);
-					st->file = st->files[st->fileno];
-					st->file_left = st->file_counts[st->fileno];
-					rewind_file(st->file);
-				}
-				want = (int) Min(want, st->file_left);
-				st->file_left -= want;
-			}
-			if (st->readbuf == NULL)
-				st->readbuf = palloc(PERM_STORE_READ_RECORDS * sizeof(PermKey));
-			read_records(st->file, st->readbuf, want, st->n, st->next);
-			st->nread = want;
-			st->readpos = 0;
-		}
-		*rec = st->readbuf[st->readpos++];
+		/* read ahead a batch: one call instead of one per record */
+		st->nread = PermRecStoreNextBatch(st, &st->batch);
+		st->readpos = 0;
+		if (st->nread == 0)
+			return false;
 	}
-	st->next++;
+	*rec = st->batch[st->readpos++];
 	return true;
 }
 
@@ -414,7 +450,7 @@ PermRunSortPut(PermRunSort *rs, const PermKey *rec)
 		PermKey    *sorted;
 
 		CHECK_FOR_INTERRUPTS();
-		sorted = sort_records(rs->buf, rs->tmp, rs->n, 64);
+		sorted = sort_records(rs->buf, rs->tmp, rs->n, 64, 0);
 		if (rs->nruns == rs->maxruns)
 		{
 			rs->maxruns = Max(8, rs->maxruns * 2);
@@ -485,7 +521,7 @@ PermRunSortFinish(PermRunSort *rs)
 	int			r;
 
 	CHECK_FOR_INTERRUPTS();
-	if (sort_records(rs->buf, rs->tmp, rs->n, 64) != rs->buf)
+	if (sort_records(rs->buf, rs->tmp, rs->n, 64, 0) != rs->buf)
 	{
 		/* the sorted records are in tmp: swap the buffers' roles */
 		PermKey    *swap = rs->buf;
@@ -674,6 +710,8 @@ group_flush_stage(PermGroupSort *gs, int p)
 		return;
 	if (gs->files[p] == NULL)
 		gs->files[p] = BufFileCreateTemp(false);
+	else if (gs->counts[p] == gs->staged[p])
+		rewind_file(gs->files[p]);	/* a restarted sort's file: overwrite */
 	BufFileWrite(gs->files[p], gs->stage + (Size) p * gs->stage_cap,
 				 gs->staged[p] * sizeof(PermKey));
 	gs->staged[p] = 0;
@@ -698,8 +736,8 @@ PermGroupSortBegin(int64 budget_bytes, int64 expected, int top_bits)
 	return gs;
 }
 
-void
-PermGroupSortPut(PermGroupSort *gs, const PermKey *rec)
+static inline void
+group_put(PermGroupSort *gs, const PermKey *rec)
 {
 	int			p;
 
@@ -720,6 +758,22 @@ PermGroupSortPut(PermGroupSort *gs, const PermKey *rec)
 		group_flush_stage(gs, p);
 }
 
+void
+PermGroupSortPut(PermGroupSort *gs, const PermKey *rec)
+{
+	group_put(gs, rec);
+}
+
+/* n records at once: what PermGroupSortPut does for each */
+void
+PermGroupSortPutBatch(PermGroupSort *gs, const PermKey *recs, int n)
+{
+	int			i;
+
+	for (i = 0; i < n; i++)
+		group_put(gs, &recs[i]);
+}
+
 /* Load partition p and sort it: in buf, or in a PermRunSort of its own */
 static void
 group_load_partition(PermGroupSort *gs, int p)
@@ -728,7 +782,7 @@ group_load_partition(PermGroupSort *gs, int p)
 	int64		count = gs->counts[p];
 
 	gs->n = gs->next = 0;
-	if (file == NULL)
+	if (file == NULL || count == 0)
 		return;
 	rewind_file(file);
 	if (count <= gs->max)
@@ -736,7 +790,8 @@ group_load_partition(PermGroupSort *gs, int p)
 		group_alloc_buffers(gs);
 		read_records(file, gs->buf, count, count, 0);
 		CHECK_FOR_INTERRUPTS();
-		gs->sorted = sort_records(gs->buf, gs->tmp, count, gs->bits);
+		gs->sorted = sort_records(gs->buf, gs->tmp, count, gs->bits,
+								   Min(gs->bits, 64 - gs->part_shift));
 		gs->n = count;
 	}
 	else
@@ -756,8 +811,7 @@ group_load_partition(PermGroupSort *gs, int p)
 		}
 		PermRunSortFinish(gs->big);
 	}
-	BufFileClose(file);
-	gs->files[p] = NULL;
+	/* the file stays open, for a restart to write again */
 }
 
 /* All records are in: get ready to read them in order */
@@ -767,7 +821,7 @@ PermGroupSortFinish(PermGroupSort *gs)
 	CHECK_FOR_INTERRUPTS();
 	gs->next = 0;
 	if (gs->nparts == 0)
-		gs->sorted = sort_records(gs->buf, gs->tmp, gs->n, gs->bits);
+		gs->sorted = sort_records(gs->buf, gs->tmp, gs->n, gs->bits, 0);
 	else
 	{
 		int			p;
@@ -780,6 +834,47 @@ PermGroupSortFinish(PermGroupSort *gs)
 		gs->staged = NULL;
 		gs->n = 0;
 		gs->cur = -1;
+	}
+}
+
+/*
+ * Make a finished sort ready for another set of records (the next table of
+ * simhash_pairs), within the same budget.  Its buffers and temporary files
+ * are kept and written over: a new file for every partition of every pass
+ * had the kernel allocate, and at the close free, its pages each time,
+ * which took more time than copying the records in and out.
+ */
+void
+PermGroupSortRestart(PermGroupSort *gs, int64 expected, int top_bits)
+{
+	Assert(top_bits >= 1 && top_bits <= 64);
+	if (gs->big)
+	{
+		PermRunSortEnd(gs->big);
+		gs->big = NULL;
+	}
+	gs->bits = top_bits;
+	gs->n = gs->next = 0;
+	gs->sorted = NULL;
+	if (gs->nparts > 0)
+	{
+		memset(gs->counts, 0, gs->nparts * sizeof(int64));
+		if (gs->stage == NULL)
+		{
+			gs->stage = palloc((Size) gs->nparts * gs->stage_cap * sizeof(PermKey));
+			gs->staged = palloc0(gs->nparts * sizeof(int));
+		}
+	}
+	else if (expected > gs->max)
+	{
+		group_free_buffers(gs);
+		if (expected > records_for(gs->budget / 2))
+			group_start_partitions(gs, expected);
+		else
+		{
+			gs->max = expected;
+			group_alloc_buffers(gs);
+		}
 	}
 }
 
