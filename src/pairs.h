@@ -181,7 +181,7 @@ extern int	pairs_count_tables(PairsState *ps, int64 n);
 extern void pairs_choose_layout(PairsState *ps, const SimhashVoter *votes, int64 n);
 extern void pairs_report_read(PairsState *ps, const char *where);
 extern void pairs_read_rows(PairsState *ps);
-extern void pairs_report_table_done(PairsState *ps, int partitions);
+extern void pairs_report_table_done(PairsState *ps, int partitions, int split);
 extern void pairs_search_table(PairsState *ps, int t);
 extern void pairs_search_done(PairsState *ps);
 

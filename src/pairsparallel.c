@@ -56,7 +56,7 @@ pairs_poll_workers(PairsState *ps, bool wait)
 			for (n = 0; n < nbytes / sizeof(PairsLink); n++)
 			{
 				if (l[n].distance == PAIRS_TABLE_DONE)
-					pairs_report_table_done(ps, -1);
+					pairs_report_table_done(ps, -1, 0);
 				else if (ps->clusters)
 					pairs_uf_union(ps, &l[n].a, &l[n].b);
 				else

@@ -176,7 +176,7 @@ prefix_mask(PermLayout *layout, int t)
  * in the order they are done, with the counts of all processes.
  */
 void
-pairs_report_table_done(PairsState *ps, int partitions)
+pairs_report_table_done(PairsState *ps, int partitions, int split)
 {
 	int64		found = ps->found;
 	int64		compared = ps->compared;
@@ -195,6 +195,9 @@ pairs_report_table_done(PairsState *ps, int partitions)
 			 errdetail("%.3f s; %lld %s so far, %lld comparisons%s.",
 					   pairs_elapsed(ps), (long long) found,
 					   ps->clusters ? "links" : "pairs", (long long) compared,
+					   partitions > 0 && split > 0 ?
+					   psprintf(", sorted in %d partitions, %d of them split again",
+								partitions, split) :
 					   partitions > 0 ? psprintf(", sorted in %d partitions", partitions) :
 					   partitions < 0 ? ", by a parallel worker" : "")));
 }
@@ -373,6 +376,7 @@ pairs_search_table(PairsState *ps, int t)
 	int64		i = 0;
 	int			e;
 	int			spilled;
+	int			split;
 	int64		found_before = ps->found;
 	int64		compared_before = ps->compared;
 
@@ -413,7 +417,6 @@ pairs_search_table(PairsState *ps, int t)
 		}
 	}
 	PermGroupSortFinish(gs);
-	spilled = PermGroupSortPartitions(gs);
 	while ((n = PermGroupSortNextChunk(gs, &chunk)) > 0)
 	{
 		CHECK_FOR_INTERRUPTS();
@@ -448,7 +451,10 @@ pairs_search_table(PairsState *ps, int t)
 		pairs_send_links(ps);
 	}
 	else
-		pairs_report_table_done(ps, spilled);
+	{
+		spilled = PermGroupSortPartitions(gs, &split);
+		pairs_report_table_done(ps, spilled, split);
+	}
 }
 
 /* The tables are searched: free the sort's memory and files */

@@ -525,7 +525,7 @@ extern void PermGroupSortPut(PermGroupSort *gs, const PermKey *rec);
 extern void PermGroupSortPutBatch(PermGroupSort *gs, const PermKey *recs, int n);
 extern void PermGroupSortFinish(PermGroupSort *gs);
 extern void PermGroupSortRestart(PermGroupSort *gs, int64 expected, int top_bits);
-extern int	PermGroupSortPartitions(PermGroupSort *gs);
+extern int	PermGroupSortPartitions(PermGroupSort *gs, int *split);
 extern int64 PermGroupSortNextChunk(PermGroupSort *gs, PermKey **recs);
 extern void PermGroupSortEnd(PermGroupSort *gs);
 

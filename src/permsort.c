@@ -613,6 +613,7 @@ PermRunSortEnd(PermRunSort *rs)
 struct PermGroupSort
 {
 	int			bits;			/* order by the key's top bits */
+	int			known;			/* top bits all records share (a sub-sort) */
 	int64		budget;
 	int64		max;			/* records buf (and tmp) hold */
 	PermKey    *buf;
@@ -621,15 +622,18 @@ struct PermGroupSort
 	int64		n;
 	int64		next;
 	int			nparts;			/* 0: everything in buf */
-	int			part_shift;		/* partition of a key: key >> part_shift */
+	int			part_bits;		/* partition of a key: its part_bits bits */
+	int			part_shift;		/* below the known: (key << known) >> shift */
 	BufFile   **files;
 	int64	   *counts;
 	PermKey    *stage;			/* records on their way to each file */
 	int		   *staged;
 	int			stage_cap;		/* records staged per partition */
 	int			cur;			/* the partition being read */
-	PermRunSort *big;			/* partition cur, when larger than buf */
+	PermGroupSort *sub;			/* partition cur when larger than buf, */
+	PermRunSort *big;			/* or this when that would not do */
 	PermKey    *chunk;			/* big's records, handed out in chunks */
+	int			split;			/* partitions that went to sub or big */
 };
 
 /* Records of a PermRunSort'ed partition handed out at a time */
@@ -671,12 +675,18 @@ group_free_buffers(PermGroupSort *gs)
  * Switch to partitions: enough of them for each to fit in buf with room
  * to spare, as far as the budget pays their buffers.
  */
+/* The records a partition may hold once the budget pays limit files */
+static int64
+group_part_records(int64 budget_bytes, int limit)
+{
+	return records_for((budget_bytes - (int64) limit * BLCKSZ - budget_bytes / 16) / 2);
+}
+
 static void
 group_start_partitions(PermGroupSort *gs, int64 expected)
 {
 	int			limit = group_max_parts(gs->budget);
-	int64		max_after = records_for((gs->budget - (int64) limit * BLCKSZ -
-										 gs->budget / 16) / 2);
+	int64		max_after = group_part_records(gs->budget, limit);
 	int			nparts = 2;
 	int			log2parts = 1;
 	int64		i;
@@ -687,6 +697,7 @@ group_start_partitions(PermGroupSort *gs, int64 expected)
 		log2parts++;
 	}
 	gs->nparts = nparts;
+	gs->part_bits = log2parts;
 	gs->part_shift = 64 - log2parts;
 	gs->files = palloc0(nparts * sizeof(BufFile *));
 	gs->counts = palloc0(nparts * sizeof(int64));
@@ -717,13 +728,15 @@ group_flush_stage(PermGroupSort *gs, int p)
 	gs->staged[p] = 0;
 }
 
-PermGroupSort *
-PermGroupSortBegin(int64 budget_bytes, int64 expected, int top_bits)
+static PermGroupSort *
+group_begin(int64 budget_bytes, int64 expected, int top_bits, int known)
 {
 	PermGroupSort *gs = palloc0(sizeof(PermGroupSort));
 
 	Assert(top_bits >= 1 && top_bits <= 64);
+	Assert(known >= 0 && known < top_bits);
 	gs->bits = top_bits;
+	gs->known = known;
 	gs->budget = budget_bytes;
 	gs->max = records_for(budget_bytes / 2);
 	if (expected > gs->max)
@@ -734,6 +747,12 @@ PermGroupSortBegin(int64 budget_bytes, int64 expected, int top_bits)
 		group_alloc_buffers(gs);
 	}
 	return gs;
+}
+
+PermGroupSort *
+PermGroupSortBegin(int64 budget_bytes, int64 expected, int top_bits)
+{
+	return group_begin(budget_bytes, expected, top_bits, 0);
 }
 
 static inline void
@@ -751,7 +770,7 @@ group_put(PermGroupSort *gs, const PermKey *rec)
 		/* more records than expected, and no more room */
 		group_start_partitions(gs, 2 * gs->n);
 	}
-	p = (int) (rec->key >> gs->part_shift);
+	p = (int) ((rec->key << gs->known) >> gs->part_shift);
 	gs->stage[(Size) p * gs->stage_cap + gs->staged[p]++] = *rec;
 	gs->counts[p]++;
 	if (gs->staged[p] == gs->stage_cap)
@@ -774,12 +793,27 @@ PermGroupSortPutBatch(PermGroupSort *gs, const PermKey *recs, int n)
 		group_put(gs, &recs[i]);
 }
 
-/* Load partition p and sort it: in buf, or in a PermRunSort of its own */
+/*
+ * Load partition p and sort it in buf.  A partition larger than buf (its
+ * records share more leading bits than the partitions tell apart: a large
+ * table in a small work_mem, or skewed keys) goes to a sort of its own: a
+ * PermGroupSort that partitions it by the bits below, when its partitions
+ * can be expected to fit at half their room (a 10M-row table in work_mem
+ * 4MB: 32 partitions of 5 MB, each dealt to 32 more of 160 kB).
+ * Otherwise a PermRunSort sorts the partition: whole keys (clusters),
+ * which partitioning by more bits would never split when many records
+ * share one; records that share every bit asked for already; and a budget
+ * too small for more than a few partitions, where each level would write
+ * the records again to split them only in two.
+ */
 static void
 group_load_partition(PermGroupSort *gs, int p)
 {
 	BufFile    *file = gs->files[p];
 	int64		count = gs->counts[p];
+	int			known = Min(gs->bits, gs->known + gs->part_bits);
+	PermKey		recs[PERM_STORE_BATCH];
+	int64		i;
 
 	gs->n = gs->next = 0;
 	if (file == NULL || count == 0)
@@ -790,27 +824,37 @@ group_load_partition(PermGroupSort *gs, int p)
 		group_alloc_buffers(gs);
 		read_records(file, gs->buf, count, count, 0);
 		CHECK_FOR_INTERRUPTS();
-		gs->sorted = sort_records(gs->buf, gs->tmp, count, gs->bits,
-								   Min(gs->bits, 64 - gs->part_shift));
+		gs->sorted = sort_records(gs->buf, gs->tmp, count, gs->bits, known);
 		gs->n = count;
+		return;
 	}
-	else
-	{
-		PermKey		rec;
-		int64		i;
 
-		/* the radix buffers make room for the run sort's */
-		group_free_buffers(gs);
+	/* the radix buffers make room for the sort of the partition */
+	group_free_buffers(gs);
+	gs->split++;
+	if (gs->bits < 64 && known < gs->bits &&
+		count <= (int64) group_max_parts(gs->budget) *
+		group_part_records(gs->budget, group_max_parts(gs->budget)) / 2)
+		gs->sub = group_begin(gs->budget, count, gs->bits, known);
+	else
 		gs->big = PermRunSortBegin(gs->budget, count);
-		for (i = 0; i < count; i++)
-		{
-			if ((i & 65535) == 0)
-				CHECK_FOR_INTERRUPTS();
-			read_records(file, &rec, 1, count, i);
-			PermRunSortPut(gs->big, &rec);
-		}
-		PermRunSortFinish(gs->big);
+	for (i = 0; i < count; i += PERM_STORE_BATCH)
+	{
+		int			n = (int) Min(PERM_STORE_BATCH, count - i);
+		int			r;
+
+		CHECK_FOR_INTERRUPTS();
+		read_records(file, recs, n, count, i);
+		if (gs->sub)
+			PermGroupSortPutBatch(gs->sub, recs, n);
+		else
+			for (r = 0; r < n; r++)
+				PermRunSortPut(gs->big, &recs[r]);
 	}
+	if (gs->sub)
+		PermGroupSortFinish(gs->sub);
+	else
+		PermRunSortFinish(gs->big);
 	/* the file stays open, for a restart to write again */
 }
 
@@ -821,7 +865,7 @@ PermGroupSortFinish(PermGroupSort *gs)
 	CHECK_FOR_INTERRUPTS();
 	gs->next = 0;
 	if (gs->nparts == 0)
-		gs->sorted = sort_records(gs->buf, gs->tmp, gs->n, gs->bits, 0);
+		gs->sorted = sort_records(gs->buf, gs->tmp, gs->n, gs->bits, gs->known);
 	else
 	{
 		int			p;
@@ -847,7 +891,12 @@ PermGroupSortFinish(PermGroupSort *gs)
 void
 PermGroupSortRestart(PermGroupSort *gs, int64 expected, int top_bits)
 {
-	Assert(top_bits >= 1 && top_bits <= 64);
+	Assert(top_bits > gs->known && top_bits <= 64);
+	if (gs->sub)
+	{
+		PermGroupSortEnd(gs->sub);
+		gs->sub = NULL;
+	}
 	if (gs->big)
 	{
 		PermRunSortEnd(gs->big);
@@ -856,6 +905,7 @@ PermGroupSortRestart(PermGroupSort *gs, int64 expected, int top_bits)
 	gs->bits = top_bits;
 	gs->n = gs->next = 0;
 	gs->sorted = NULL;
+	gs->split = 0;
 	if (gs->nparts > 0)
 	{
 		memset(gs->counts, 0, gs->nparts * sizeof(int64));
@@ -878,10 +928,14 @@ PermGroupSortRestart(PermGroupSort *gs, int64 expected, int top_bits)
 	}
 }
 
-/* Partitions written to temporary files (0: the sort stayed in memory) */
+/*
+ * Partitions written to temporary files (0: the sort stayed in memory),
+ * and in *split those of them too large for memory, sorted in pieces
+ */
 int
-PermGroupSortPartitions(PermGroupSort *gs)
+PermGroupSortPartitions(PermGroupSort *gs, int *split)
 {
+	*split = gs->split;
 	return gs->nparts;
 }
 
@@ -894,7 +948,16 @@ PermGroupSortNextChunk(PermGroupSort *gs, PermKey **recs)
 {
 	for (;;)
 	{
-		if (gs->big)
+		if (gs->sub)
+		{
+			int64		n = PermGroupSortNextChunk(gs->sub, recs);
+
+			if (n > 0)
+				return n;
+			PermGroupSortEnd(gs->sub);
+			gs->sub = NULL;
+		}
+		else if (gs->big)
 		{
 			int64		n = 0;
 
@@ -929,6 +992,8 @@ PermGroupSortEnd(PermGroupSort *gs)
 {
 	int			p;
 
+	if (gs->sub)
+		PermGroupSortEnd(gs->sub);
 	if (gs->big)
 		PermRunSortEnd(gs->big);
 	for (p = 0; p < gs->nparts; p++)
