@@ -62,8 +62,20 @@ SELECT count(*) AS pairs,
        join_estimate('SELECT n.id, o.id FROM resembling n, d o WHERE hamming_near(o.fp, n.fp, 3)')
          / count(*) BETWEEN 0.1 AND 10 AS estimate_within_10x
   FROM resembling n, d o WHERE hamming_near(o.fp, n.fp, 3);
+-- a batch unlike the table: 400 new fingerprints and 100 near-copies of rows
+-- without near-duplicates, against a table whose rows have about nine
+-- neighbours each (estimated as resembling the table, 40 times too many);
+-- the batch's own fingerprints, from its statistics, are searched for in the
+-- index
+CREATE TABLE unlike AS SELECT 200000 + g AS id, pseudo_fp(700000 + g) AS fp FROM generate_series(1, 400) g;
+INSERT INTO unlike SELECT 300000 + id, flip_bits(fp, id, 1) FROM d WHERE shape = 'uniform' AND id % 40 = 0;
+ANALYZE unlike;
+SELECT count(*) AS pairs,
+       join_estimate('SELECT n.id, o.id FROM unlike n, d o WHERE hamming_near(o.fp, n.fp, 3)')
+         / count(*) BETWEEN 0.1 AND 10 AS estimate_within_10x
+  FROM unlike n, d o WHERE hamming_near(o.fp, n.fp, 3);
 RESET max_parallel_workers_per_gather;
-DROP TABLE u, resembling;
+DROP TABLE u, resembling, unlike;
 DROP FUNCTION join_estimate(text);
 
 -- every pair, once, with its distance, smaller key first

@@ -393,6 +393,8 @@ extern bool perminsert(Relation index, Datum *values, bool *isnull,
 
 /* permscan.c */
 extern IndexScanDesc permbeginscan(Relation index, int nkeys, int norderbys);
+extern void PermCountWithin(Relation index, const uint64 *centers, int n, int k,
+							double *counts);
 extern void permrescan(IndexScanDesc scan, ScanKey keys, int nkeys,
 					   ScanKey orderbys, int norderbys);
 extern bool permgettuple(IndexScanDesc scan, ScanDirection dir);

@@ -228,13 +228,12 @@ quals_to_queries(IndexScanDesc scan, PermState *state, PermQuery *queries,
  * a row matching all keys; a row may be reported once per table.
  */
 static void
-PermSearch(IndexScanDesc scan, PermMatchCallback callback, void *arg)
+search_queries(Relation index, PermQuery *queries, int nqueries,
+			   PermMatchCallback callback, void *arg)
 {
-	Relation	index = scan->indexRelation;
 	PermState  *state = PermGetState(index);
 	PermLayout *layout = &state->layout;
 	PermSearchState ss;
-	PermQuery  *queries;
 	PermTable	tables[PERM_MAX_TABLES];
 	int			ntables;
 	int			spread;
@@ -243,12 +242,9 @@ PermSearch(IndexScanDesc scan, PermMatchCallback callback, void *arg)
 	int			i,
 				t;
 
-	Assert(scan->numberOfKeys > 0);
-	queries = palloc(scan->numberOfKeys * sizeof(PermQuery));
-	if (!quals_to_queries(scan, state, queries, 0))
-		return;
+	Assert(nqueries > 0);
 	/* the tightest key drives the probes, the others filter */
-	for (i = 1; i < scan->numberOfKeys; i++)
+	for (i = 1; i < nqueries; i++)
 		if (queries[i].radius < queries[0].radius)
 		{
 			PermQuery	tmp = queries[0];
@@ -258,7 +254,7 @@ PermSearch(IndexScanDesc scan, PermMatchCallback callback, void *arg)
 		}
 
 	ss.queries = queries;
-	ss.nqueries = scan->numberOfKeys;
+	ss.nqueries = nqueries;
 	ss.callback = callback;
 	ss.arg = arg;
 
@@ -292,6 +288,17 @@ PermSearch(IndexScanDesc scan, PermMatchCallback callback, void *arg)
 			probe_neighbours(index, &ss, layout->prefix_bits[t], spread, false);
 		}
 	}
+}
+
+static void
+PermSearch(IndexScanDesc scan, PermMatchCallback callback, void *arg)
+{
+	PermQuery  *queries;
+
+	queries = palloc(scan->numberOfKeys * sizeof(PermQuery));
+	if (quals_to_queries(scan, PermGetState(scan->indexRelation), queries, 0))
+		search_queries(scan->indexRelation, queries, scan->numberOfKeys,
+					   callback, arg);
 	pfree(queries);
 }
 
@@ -332,6 +339,45 @@ tid_list_sort_unique(PermTidList *list)
 		if (n == 0 || !ItemPointerEquals(&list->tids[n - 1], &list->tids[i]))
 			list->tids[n++] = list->tids[i];
 	list->n = n;
+}
+
+/* Callback of PermCountWithin: collect the TIDs */
+static void
+count_collect(void *arg, ItemPointer tid, uint64 key, int distance)
+{
+	tid_list_add((PermTidList *) arg, CurrentMemoryContext, tid);
+}
+
+/*
+ * For each of n fingerprints, how many entries of the index lie within k
+ * of it, each row counted once though several tables find it: the sample
+ * of a batch joined to the indexed table, for the join estimate of
+ * hamming_near (simhash_support.c).  Costs one search of the index each.
+ */
+void
+PermCountWithin(Relation index, const uint64 *centers, int n, int k,
+				double *counts)
+{
+	PermState  *state = PermGetState(index);
+	PermQuery	q;
+	PermTidList found = {0};
+	int			i,
+				t;
+
+	for (i = 0; i < n; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		q.center = centers[i];
+		q.radius = k;
+		for (t = 0; t < state->layout.ntables; t++)
+			q.key[t] = PermPermute(&state->perm[t], centers[i]);
+		found.n = 0;
+		search_queries(index, &q, 1, count_collect, &found);
+		tid_list_sort_unique(&found);
+		counts[i] = (double) found.n;
+	}
+	if (found.tids)
+		pfree(found.tids);
 }
 
 /*
