@@ -327,7 +327,6 @@ probe_leaf(Page page, const PermKey *from, uint64 lo, uint64 hi,
 	PermKey		e;
 	uint64		key = 0;
 	uint64		far_key;
-	bool		far_run;
 	int			i;
 
 	result->past_hi = false;
@@ -335,12 +334,12 @@ probe_leaf(Page page, const PermKey *from, uint64 lo, uint64 hi,
 	PermLeafKeysInit(&lk, page);
 
 	/*
-	 * Does a run of one key fill the end of the sorted part and go on to the
-	 * next page?  Decided once, out of the loop.
+	 * A run of one key that fills the end of the sorted part and goes on to
+	 * the next page has the page's high key.  The high key is compared with
+	 * in the loop; the last entry, which confirms the run, is read only
+	 * then: reading it for every probe cost a cache miss each.
 	 */
-	far_key = opaque->hikey;
-	far_run = !PermPageIsRightmost(page) && nsorted > 1 &&
-		PermLeafKeyAt(&lk, nsorted - 1) == far_key;
+	far_key = PermPageIsRightmost(page) ? 0 : opaque->hikey;
 
 	/*
 	 * The sorted part, from the first entry >= from.  Keys are read alone;
@@ -362,7 +361,9 @@ probe_leaf(Page page, const PermKey *from, uint64 lo, uint64 hi,
 			PermReadLeafEntry(page, i, &e);
 			callback(arg, &e.tid, e.key, d);
 		}
-		else if (far_run && key == far_key && i + 1 < nsorted)
+		else if (key == far_key && i + 1 < nsorted &&
+				 !PermPageIsRightmost(page) &&
+				 PermLeafKeyAt(&lk, nsorted - 1) == far_key)
 		{
 			/* a far key filling the rest of the page and going on */
 			result->skip = true;
