@@ -280,6 +280,8 @@ typedef struct PermState
 	int64		leafmap_bytes;	/* memory of the maps, for the limit */
 	int			descents[PERM_MAX_TABLES];	/* counted until a map is built */
 	PermAppendScratch *append_scratch;	/* NULL until the first insert */
+	Buffer	   *recent;			/* per block: the buffer it was last read in */
+	BlockNumber nrecent;		/* blocks recent has room for */
 } PermState;
 
 /* Called by PermProbeRange for every entry within the distance bound */
@@ -479,7 +481,7 @@ extern int	PermLeafRemove(Page page, bool (*dead) (ItemPointer tid, void *arg),
 /* permutils.c */
 extern PermState *PermGetState(Relation index);
 extern int	PermCompareKeysQsort(const void *a, const void *b);
-extern int	PermCompareUint64Qsort(const void *a, const void *b);
+extern void PermSortUint64(uint64 *keys, size_t n);
 extern Relation PermOpenIndexForInspection(Oid indexoid, LOCKMODE lockmode,
 										   Relation *heap);
 

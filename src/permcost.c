@@ -227,7 +227,7 @@ count_leaf_pairs(uint64 *keys, int n, int p, int k, double *count)
 				i,
 				j;
 
-	qsort(keys, n, sizeof(uint64), PermCompareUint64Qsort);
+	PermSortUint64(keys, n);
 	for (start = 0; start < n; start = i)
 	{
 		for (i = start + 1; i < n; i++)

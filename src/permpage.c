@@ -425,18 +425,65 @@ check_link(Relation index, BlockNumber from, BlockNumber blkno)
 	}
 }
 
+/* The most blocks of an index whose last buffer a backend remembers */
+#define PERM_RECENT_MAX_BLOCKS	(1 << 20)
+
+/*
+ * Where this backend remembers the buffer block blkno was last read in, or
+ * NULL past PERM_RECENT_MAX_BLOCKS (4 MB of memory, an index of 8 GB).
+ */
+static Buffer *
+recent_slot(Relation index, BlockNumber blkno)
+{
+	PermState  *state = PermGetState(index);
+
+	if (blkno >= PERM_RECENT_MAX_BLOCKS)
+		return NULL;
+	if (blkno >= state->nrecent)
+	{
+		BlockNumber n = Min(PERM_RECENT_MAX_BLOCKS,
+							Max(blkno + 1, Max(state->nblocks, state->nrecent * 2)));
+
+		if (state->recent == NULL)
+			state->recent = MemoryContextAllocZero(index->rd_indexcxt,
+												   n * sizeof(Buffer));
+		else
+		{
+			state->recent = repalloc(state->recent, n * sizeof(Buffer));
+			memset(state->recent + state->nrecent, 0,
+				   (n - state->nrecent) * sizeof(Buffer));
+		}
+		state->nrecent = n;
+	}
+	return &state->recent[blkno];
+}
+
 /*
  * Read and lock the page at blkno, reached by a link from block `from`, and
- * check it as a page of `table` at `level` (-1: any level).
+ * check it as a page of `table` at `level` (-1: any level).  If the buffer
+ * this backend last read the block in still holds it, it is pinned without
+ * a lookup in the shared buffer mapping table (ReadRecentBuffer): a pass
+ * over a table's leaves, right-link after right-link, spent a fifth of its
+ * time in those lookups.
  */
 Buffer
 PermReadPage(Relation index, BlockNumber from, BlockNumber blkno,
 			 int lockmode, int table, int level)
 {
 	Buffer		buf;
+	Buffer	   *recent;
 
 	check_link(index, from, blkno);
-	buf = ReadBuffer(index, blkno);
+	recent = recent_slot(index, blkno);
+	if (recent != NULL && BufferIsValid(*recent) &&
+		ReadRecentBuffer(index->rd_node, MAIN_FORKNUM, blkno, *recent))
+		buf = *recent;
+	else
+	{
+		buf = ReadBuffer(index, blkno);
+		if (recent != NULL)
+			*recent = buf;
+	}
 	LockBuffer(buf, lockmode);
 	PermCheckPage(index, buf, table, level);
 	return buf;

@@ -188,7 +188,7 @@ probe_neighbours(Relation index, PermSearchState *ss, int prefix_bits,
 				   flips, exact);
 	if (list.n == 0)
 		return;
-	qsort(list.lo, list.n, sizeof(uint64), PermCompareUint64Qsort);
+	PermSortUint64(list.lo, list.n);
 	PermProbeRanges(index, ss->table, list.lo, list.n, low_mask,
 					q->key[ss->table], q->radius, search_match, ss);
 	pfree(list.lo);

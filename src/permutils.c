@@ -75,14 +75,23 @@ PermCompareKeysQsort(const void *a, const void *b)
 	return PermCompareKeys((const PermKey *) a, (const PermKey *) b);
 }
 
-/* Unsigned 64-bit keys (prefixes, permuted fingerprints) for qsort */
-int
-PermCompareUint64Qsort(const void *a, const void *b)
-{
-	uint64		x = *(const uint64 *) a;
-	uint64		y = *(const uint64 *) b;
+/*
+ * Sort unsigned 64-bit keys (prefixes, permuted fingerprints) ascending.
+ * The comparison is inlined: a nearest-neighbour search sorts the hundreds
+ * of prefixes of each ring, and qsort's calls through a pointer were a
+ * twentieth of its time.
+ */
+#define ST_SORT sort_uint64
+#define ST_ELEMENT_TYPE uint64
+#define ST_COMPARE(a, b) ((*(a) > *(b)) - (*(a) < *(b)))
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
 
-	return (x > y) - (x < y);
+void
+PermSortUint64(uint64 *keys, size_t n)
+{
+	sort_uint64(keys, n);
 }
 
 /*
