@@ -90,6 +90,7 @@ typedef struct PermScanOpaqueData
 	int			complete;
 	int			emitted;
 	int			ring;			/* the next ring to read */
+	int			ring_table;		/* its next table, when read table by table */
 	int			ring_bound;		/* rings file rows this near; -1: not set */
 	int			passes;			/* passes over one table whole so far */
 	PermTidList found[PERM_NDISTANCES];
@@ -427,6 +428,7 @@ order_begin(IndexScanDesc scan, PermState *state, PermScanOpaque so)
 	so->complete = -1;
 	so->emitted = 0;
 	so->ring = 0;
+	so->ring_table = 0;
 	so->ring_bound = -1;
 	/* no ORDER BY (a scan without quals either) is ORDER BY fp <-> NULL */
 	so->order_null = scan->numberOfOrderBys == 0 ||
@@ -501,6 +503,14 @@ order_read_ring(IndexScanDesc scan, PermState *state, PermScanOpaque so)
 	int			ring = so->ring;
 	double		ring_cost = 0;
 	bool		whole = so->order_null || so->passes > 0;
+
+	/*
+	 * With B = max_distance + 1 blocks (the default), each table's prefix is
+	 * one block, and a ring is read a table at a time: each table completes
+	 * one more distance, and a search whose n-th row lies there stops.
+	 */
+	bool		by_table = layout->blocks - layout->max_distance == 1 &&
+		layout->ntables == layout->blocks;
 	int			t;
 
 	ss.queries = so->queries;
@@ -524,7 +534,8 @@ order_read_ring(IndexScanDesc scan, PermState *state, PermScanOpaque so)
 	if (ring > 0 && !whole)
 	{
 		PermMetaSnapshot(index, tables, &ntables);
-		for (t = 0; t < ntables; t++)
+		for (t = by_table ? so->ring_table : 0;
+			 t < (by_table ? so->ring_table + 1 : ntables); t++)
 		{
 			int			p = layout->prefix_bits[t];
 			double		probes;
@@ -554,6 +565,26 @@ order_read_ring(IndexScanDesc scan, PermState *state, PermScanOpaque so)
 		return;
 	}
 	so->queries[0].radius = so->ring_bound;
+	if (by_table)
+	{
+		/*
+		 * Each table's prefix is one block: ring sigma of tables 0 .. j - 1
+		 * (after every table's rings below sigma) has seen every row whose
+		 * B blocks do not all differ from the query's by sigma bits or more,
+		 * with sigma + 1 or more in the first j: every row within B sigma +
+		 * j - 1.
+		 */
+		ss.table = so->ring_table++;
+		probe_neighbours(index, &ss, layout->prefix_bits[ss.table], ring, true);
+		so->complete = Min(layout->blocks * ring + so->ring_table - 1,
+						   so->ring_bound);
+		if (so->ring_table == layout->ntables)
+		{
+			so->ring++;
+			so->ring_table = 0;
+		}
+		return;
+	}
 	for (t = 0; t < layout->ntables; t++)
 	{
 		ss.table = t;
