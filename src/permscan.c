@@ -31,6 +31,8 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "access/relscan.h"
 #include "access/table.h"
 #include "access/tableam.h"
@@ -143,32 +145,41 @@ typedef struct PrefixList
 } PrefixList;
 
 /*
- * Add the prefixes `flips` more bit flips away from key's, flipping bits
- * from bit `from` down: all of them within that many flips, or with `exact`
- * only those exactly that many flips away (one ring of an ordered scan).
+ * Append the prefixes `flips` bits or fewer from key's (with `exact`, only
+ * those exactly `flips` bits away, one ring of an ordered scan), in
+ * increasing order, to list, which has room for them.  value holds the
+ * bits above `bit` chosen so far and `flips` the differences still
+ * allowed; bits below low_bit stay zero.  Each bit is chosen 0 before 1,
+ * so the prefixes come out sorted, as PermProbeRanges takes them, without
+ * a sort (which was a sixteenth of a random LIMIT 10 search's time).
  */
 static void
-add_neighbours(PrefixList *list, uint64 key, int prefix_bits, int from,
+add_neighbours(PrefixList *list, uint64 key, uint64 value, int bit, int low_bit,
 			   int flips, bool exact)
 {
-	int			bit;
+	uint64		mask;
 
-	if (flips == 0 || !exact)
+	if (bit < low_bit)
 	{
-		if (list->n == list->max)
-		{
-			list->max = Max(64, list->max * 2);
-			list->lo = list->lo ? repalloc_huge(list->lo, list->max * sizeof(uint64)) :
-				palloc_extended(list->max * sizeof(uint64), MCXT_ALLOC_HUGE);
-		}
-		list->lo[list->n++] = key;
-	}
-	if (flips == 0)
+		if (!exact || flips == 0)
+			list->lo[list->n++] = value;
 		return;
-	/* flip one more prefix bit, below the last one flipped */
-	for (bit = from; bit >= 64 - prefix_bits; bit--)
-		add_neighbours(list, key ^ (UINT64CONST(1) << bit), prefix_bits,
-					   bit - 1, flips - 1, exact);
+	}
+	if (exact && flips > bit - low_bit + 1)
+		return;					/* too few bits left to differ in */
+	mask = UINT64CONST(1) << bit;
+	if ((key & mask) == 0)
+	{
+		add_neighbours(list, key, value, bit - 1, low_bit, flips, exact);
+		if (flips > 0)
+			add_neighbours(list, key, value | mask, bit - 1, low_bit, flips - 1, exact);
+	}
+	else
+	{
+		if (flips > 0)
+			add_neighbours(list, key, value, bit - 1, low_bit, flips - 1, exact);
+		add_neighbours(list, key, value | mask, bit - 1, low_bit, flips, exact);
+	}
 }
 
 /*
@@ -183,13 +194,20 @@ probe_neighbours(Relation index, PermSearchState *ss, int prefix_bits,
 	PermQuery  *q = &ss->queries[0];
 	uint64		low_mask = prefix_bits >= 64 ? 0 :
 		(PG_UINT64_MAX >> prefix_bits);
+	double		count;
 	PrefixList	list = {0};
 
-	add_neighbours(&list, q->key[ss->table] & ~low_mask, prefix_bits, 63,
-				   flips, exact);
-	if (list.n == 0)
+	count = simhash_count_within(prefix_bits, flips) -
+		(exact ? simhash_count_within(prefix_bits, flips - 1) : 0);
+	if (count < 1)
 		return;
-	PermSortUint64(list.lo, list.n);
+	if (count > (double) PG_INT32_MAX)
+		elog(ERROR, "simhash_perm: %.0f prefixes to probe in one table", count);
+	list.max = (int) rint(count);
+	list.lo = palloc_extended(list.max * sizeof(uint64), MCXT_ALLOC_HUGE);
+	add_neighbours(&list, q->key[ss->table] & ~low_mask, 0, 63,
+				   64 - prefix_bits, flips, exact);
+	Assert(list.n == list.max);
 	PermProbeRanges(index, ss->table, list.lo, list.n, low_mask,
 					q->key[ss->table], q->radius, search_match, ss);
 	pfree(list.lo);
