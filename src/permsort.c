@@ -58,7 +58,6 @@
 /* Up to this many bits left to sort, one pass sorts them all */
 #define PERM_RADIX_WIDE_BITS	12
 
-
 struct PermRecStore
 {
 	PermKey    *mem;
