@@ -30,6 +30,8 @@ OBJS = \
 	src/permutils.o \
 	src/permlayout.o \
 	src/permsort.o \
+	src/permstore.o \
+	src/permgroup.o \
 	src/pairs.o \
 	src/pairssearch.o \
 	src/pairsparallel.o

@@ -27,7 +27,9 @@
  *	permutils.c		the per-index state cache and small helpers
  *	permlayout.c	the bit layout: blocks, tables, permutations, s(r)
  *	permsort.c		sorting (key, TID) records within a memory budget,
- *					spilling to temporary files (also used by pairs.c)
+ *					spilling to temporary files: the radix sort, PermRunSort
+ *	permstore.c		PermRecStore, the records kept to be read again
+ *	permgroup.c		PermGroupSort, records by leading bits (for pairs)
  *
  * IDENTIFICATION
  *	  src/perm.h
@@ -498,9 +500,8 @@ extern void PermChooseLayoutFromVotes(int max_distance, int blocks,
 extern void PermMakePermutation(const uint8 *bits, PermPermutation *perm);
 extern int	PermProbeSpread(int blocks, int max_distance, int radius);
 
-/* permsort.c */
+/* permstore.c */
 typedef struct PermRecStore PermRecStore;
-typedef struct PermRunSort PermRunSort;
 extern PermRecStore *PermRecStoreBegin(int64 budget_bytes);
 struct BufFile;
 extern PermRecStore *PermRecStoreBeginOnFile(struct BufFile *file);
@@ -516,16 +517,20 @@ extern void PermRecStoreRewind(PermRecStore *st);
 extern bool PermRecStoreNext(PermRecStore *st, PermKey *rec);
 extern int	PermRecStoreNextBatch(PermRecStore *st, PermKey **recs);
 extern void PermRecStoreEnd(PermRecStore *st);
+
+/* permsort.c */
+typedef struct PermRunSort PermRunSort;
 extern PermRunSort *PermRunSortBegin(int64 budget_bytes, int64 expected);
 extern void PermRunSortPut(PermRunSort *rs, const PermKey *rec);
 extern void PermRunSortFinish(PermRunSort *rs);
 extern int	PermRunSortSpilledRuns(PermRunSort *rs);
 extern bool PermRunSortNext(PermRunSort *rs, PermKey *rec);
 extern void PermRunSortEnd(PermRunSort *rs);
+
+/* permgroup.c */
 typedef struct PermGroupSort PermGroupSort;
 extern PermGroupSort *PermGroupSortBegin(int64 budget_bytes, int64 expected,
 										 int top_bits);
-extern void PermGroupSortPut(PermGroupSort *gs, const PermKey *rec);
 extern void PermGroupSortPutBatch(PermGroupSort *gs, const PermKey *recs, int n);
 extern void PermGroupSortFinish(PermGroupSort *gs);
 extern void PermGroupSortRestart(PermGroupSort *gs, int64 expected, int top_bits);
