@@ -459,22 +459,15 @@ recent_slot(Relation index, BlockNumber blkno)
 }
 
 /*
- * Read and lock the page at blkno, reached by a link from block `from`, and
- * check it as a page of `table` at `level` (-1: any level).  If the buffer
- * this backend last read the block in still holds it, it is pinned without
- * a lookup in the shared buffer mapping table (ReadRecentBuffer): a pass
- * over a table's leaves, right-link after right-link, spent a fifth of its
- * time in those lookups.
+ * Pin, lock and check block blkno, trying first the buffer *recent (if
+ * recent is not NULL) and remembering there the buffer used.
  */
-Buffer
-PermReadPage(Relation index, BlockNumber from, BlockNumber blkno,
-			 int lockmode, int table, int level)
+static Buffer
+read_page(Relation index, BlockNumber blkno, Buffer *recent, int lockmode,
+		  int table, int level)
 {
 	Buffer		buf;
-	Buffer	   *recent;
 
-	check_link(index, from, blkno);
-	recent = recent_slot(index, blkno);
 	if (recent != NULL && BufferIsValid(*recent) &&
 		ReadRecentBuffer(index->rd_node, MAIN_FORKNUM, blkno, *recent))
 		buf = *recent;
@@ -490,6 +483,23 @@ PermReadPage(Relation index, BlockNumber from, BlockNumber blkno,
 }
 
 /*
+ * Read and lock the page at blkno, reached by a link from block `from`, and
+ * check it as a page of `table` at `level` (-1: any level).  If the buffer
+ * this backend last read the block in still holds it, it is pinned without
+ * a lookup in the shared buffer mapping table (ReadRecentBuffer): a pass
+ * over a table's leaves, right-link after right-link, spent a fifth of its
+ * time in those lookups.
+ */
+Buffer
+PermReadPage(Relation index, BlockNumber from, BlockNumber blkno,
+			 int lockmode, int table, int level)
+{
+	check_link(index, from, blkno);
+	return read_page(index, blkno, recent_slot(index, blkno), lockmode,
+					 table, level);
+}
+
+/*
  * PermReadPage, from no particular page, of a page this backend last found
  * in buffer *recent: if that buffer still holds the page, it is pinned
  * without a lookup in the shared buffer mapping table (ReadRecentBuffer),
@@ -500,19 +510,8 @@ Buffer
 PermReadPageRecent(Relation index, BlockNumber blkno, Buffer *recent,
 				   int lockmode, int table, int level)
 {
-	Buffer		buf;
-
-	if (BufferIsValid(*recent) &&
-		ReadRecentBuffer(index->rd_node, MAIN_FORKNUM, blkno, *recent))
-	{
-		buf = *recent;
-		LockBuffer(buf, lockmode);
-		PermCheckPage(index, buf, table, level);
-		return buf;
-	}
-	buf = PermReadPage(index, InvalidBlockNumber, blkno, lockmode, table, level);
-	*recent = buf;
-	return buf;
+	check_link(index, InvalidBlockNumber, blkno);
+	return read_page(index, blkno, recent, lockmode, table, level);
 }
 
 /*
