@@ -67,6 +67,7 @@ extern void SimhashVoterAddBatch(SimhashVoter *voter, const uint64 *hashes,
 								 size_t n);
 extern void SimhashVoterAddWeighted(SimhashVoter *voter, uint64 hash,
 									double weight);
+extern void SimhashVoterMerge(SimhashVoter *into, const SimhashVoter *from);
 extern uint64 SimhashVoterResult(SimhashVoter *voter);
 
 extern uint64 SimhashFeatureHash(const char *bytes, size_t len);

@@ -221,7 +221,6 @@ pairs_read_rows_parallel(PairsState *ps, ParallelTableScanDesc pscan, int part)
 	int64	   *counts;
 	int			nfiles = 0;
 	int			p;
-	int			i;
 
 	if (BarrierAttach(&shared->read_done) == 0)
 	{
@@ -252,9 +251,7 @@ pairs_read_rows_parallel(PairsState *ps, ParallelTableScanDesc pscan, int part)
 	{
 		if (!shared->parts[p].wrote)
 			continue;
-		for (i = 0; i < 64; i++)
-			votes.counts[i] += shared->parts[p].votes.counts[i];
-		votes.unit_votes += shared->parts[p].votes.unit_votes;
+		SimhashVoterMerge(&votes, &shared->parts[p].votes);
 		files[nfiles] = BufFileOpenFileSet(&shared->fileset.fs, part_file_name(p),
 										   O_RDONLY, false);
 		counts[nfiles++] = shared->parts[p].nrows;

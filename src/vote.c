@@ -194,6 +194,30 @@ SimhashVoterAddBatch(SimhashVoter *voter, const uint64 *hashes, size_t n)
 	vote_batch_scalar(voter, hashes, n);
 }
 
+/*
+ * Add the votes of another accumulator (simhash_pairs: each parallel
+ * process counts the bits of its share of the rows)
+ */
+void
+SimhashVoterMerge(SimhashVoter *into, const SimhashVoter *from)
+{
+	int			i;
+
+	for (i = 0; i < 64; i++)
+		into->counts[i] += from->counts[i];
+	into->unit_votes += from->unit_votes;
+	if (from->weighted)
+	{
+		if (!into->weighted)
+		{
+			memset(into->sums, 0, sizeof(into->sums));
+			into->weighted = true;
+		}
+		for (i = 0; i < 64; i++)
+			into->sums[i] += from->sums[i];
+	}
+}
+
 /* One vote of weight 1 */
 void
 SimhashVoterAdd(SimhashVoter *voter, uint64 hash)
