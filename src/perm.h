@@ -499,6 +499,9 @@ extern void PermChooseLayoutFromVotes(int max_distance, int blocks,
 									  PermLayout *layout);
 extern void PermMakePermutation(const uint8 *bits, PermPermutation *perm);
 extern int	PermProbeSpread(int blocks, int max_distance, int radius);
+extern bool PermRingsByTable(const PermLayout *layout);
+extern void PermRingsToSee(const PermLayout *layout, int c, int *ring,
+						   int *tables);
 
 /* permstore.c */
 typedef struct PermRecStore PermRecStore;

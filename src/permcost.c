@@ -11,11 +11,13 @@
  * the selectivity of the clause; the descents are added like btree's.
  *
  * An ordered scan (ORDER BY fp <-> q) does its index work before it returns
- * its first row: the rings up to the distance of the n-th neighbour, where
- * n is the query's LIMIT (or the planner's tuple fraction).  That distance
- * is estimated as for uniformly random fingerprints: the smallest r with
- * rows * C(64, <= r) / 2^64 >= n.  Near-duplicate data finds its
- * neighbours sooner, so this errs towards the sequential scan.  Reading on
+ * its first row: the rings that see every row nearer than the n-th
+ * neighbour, where n is the query's LIMIT (or the planner's tuple
+ * fraction), table by table in the default layout (PermRingsToSee).  The
+ * n-th neighbour's distance is estimated as for uniformly random
+ * fingerprints: the smallest r with rows * C(64, <= r) / 2^64 >= n.
+ * Near-duplicate data finds its neighbours sooner, so this errs towards the
+ * sequential scan.  Reading on
  * to the end costs one table read whole, the sorting of each distance's rows
  * by TID, and, without a qual, a pass over the table for the rows with a
  * NULL fingerprint (permscan.c); a scan with neither qual nor ORDER BY
@@ -108,7 +110,8 @@ permcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	PermTable	tables[PERM_MAX_TABLES];
 	int			ntables;
 	int			radius;
-	int			spread;
+	int			ring;
+	int			ring_tables;
 	double		rows = Max(index->tuples, 1.0);
 	double		entries = 0;
 	double		descents = 0;
@@ -125,28 +128,38 @@ permcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	radius = clause_radius(root, path);
 	if (path->indexorderbys != NIL)
 	{
+		/*
+		 * The n-th row, at order_r, is handed out once every row within
+		 * order_r - 1 has been seen; with a qual of radius k < order_r, the
+		 * scan reads on until it has seen every row within k.
+		 */
 		int			order_r = simhash_radius_holding(rows, order_rows_wanted(root, rows), 0);
 
-		radius = radius < 0 ? order_r : Min(radius, order_r);
+		radius = radius < 0 ? order_r - 1 : Min(radius, order_r - 1);
+		PermRingsToSee(layout, Max(radius, 0), &ring, &ring_tables);
 	}
-	else if (path->indexclauses == NIL)
-		radius = 64;			/* no qual at all: every row */
-	else if (radius < 0)
-		radius = layout->max_distance;	/* a parameter: assume the design */
-	spread = radius <= layout->max_distance ? 0 :
-		PermProbeSpread(layout->blocks, layout->max_distance, radius);
+	else
+	{
+		if (path->indexclauses == NIL)
+			radius = 64;		/* no qual at all: every row */
+		else if (radius < 0)
+			radius = layout->max_distance;	/* a parameter: assume the design */
+		ring = radius <= layout->max_distance ? 0 :
+			PermProbeSpread(layout->blocks, layout->max_distance, radius);
+		ring_tables = ntables;
+	}
 
 	for (t = 0; t < ntables; t++)
 	{
 		int			p = layout->prefix_bits[t];
-		double		probes = simhash_count_within(p, spread);
+		double		probes = simhash_count_within(p, t < ring_tables ? ring : ring - 1);
 
 		entries += rows * Min(1.0, probes / pow(2.0, p));
 		descents += probes;
 		levels += probes * (tables[t].root_level + 1);
 	}
 	/* the scan reads one table whole when that is cheaper than probing */
-	if (spread > 0 && levels > index->pages / Max(ntables, 1))
+	if (ring > 0 && levels > index->pages / Max(ntables, 1))
 	{
 		entries = rows;
 		descents = 1;

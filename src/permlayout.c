@@ -288,6 +288,42 @@ PermProbeSpread(int blocks, int max_distance, int radius)
 }
 
 /*
+ * Whether an ordered scan reads each ring a table at a time: when every
+ * table's prefix is one block (blocks = max_distance + 1, one table per
+ * block: the default layout).  Rings 0 .. sigma - 1 of every table and ring
+ * sigma of the first j tables have then seen every row within
+ * blocks * sigma + j - 1 (README.perm, "Nearest neighbours").
+ */
+bool
+PermRingsByTable(const PermLayout *layout)
+{
+	return layout->blocks - layout->max_distance == 1 &&
+		layout->ntables == layout->blocks;
+}
+
+/*
+ * The rings an ordered scan reads until it has seen every row within
+ * distance c >= 0: rings 0 .. *ring - 1 of every table and ring *ring of the
+ * first *tables tables (of all of them unless rings are read a table at a
+ * time).  Used to price the scan (permcost.c).
+ */
+void
+PermRingsToSee(const PermLayout *layout, int c, int *ring, int *tables)
+{
+	if (PermRingsByTable(layout))
+	{
+		/* the least sigma, then the least j >= 1, with B sigma + j - 1 >= c */
+		*ring = c / layout->blocks;
+		*tables = c % layout->blocks + 1;
+	}
+	else
+	{
+		*ring = PermProbeSpread(layout->blocks, layout->max_distance, c);
+		*tables = layout->ntables;
+	}
+}
+
+/*
  * The layout for n fingerprints whose bits were counted in votes (how often
  * each bit is set spreads the bits over the blocks); with no rows, the
  * uniform layout.  Used by CREATE INDEX and by simhash_pairs().

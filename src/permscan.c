@@ -19,9 +19,9 @@
  * Ordered scans (ORDER BY fp <-> q) grow the search ring by ring: ring σ
  * probes, in every table, the prefixes exactly σ bits from q's.  Once rings
  * 0..σ are read, every row within R(σ), the largest r with s(r) <= σ, has
- * been seen, so the rows found at distances up to R(σ) are handed out,
- * nearest first, before ring σ + 1 is read (README.perm, "Nearest
- * neighbours").  A ring that would cost more than reading one table whole is
+ * been seen, so the rows found at distances up to R(σ), and those found so
+ * far at R(σ) + 1, are handed out, nearest first, before ring σ + 1 is read
+ * (README.perm, "Nearest neighbours").  A ring that would cost more than reading one table whole is
  * replaced by that read, which completes the ordering.
  *
  * IDENTIFICATION
@@ -83,13 +83,15 @@ typedef struct PermScanOpaqueData
 	 * found[d] holds the rows seen so far at distance d; every row within
 	 * `complete` has been seen, rows within `emitted` - 1 have been handed
 	 * out, and none beyond `cap` can pass the quals.  Rings file only rows
-	 * within `ring_bound`, so they complete no farther than it.
+	 * within `ring_bound`, so they complete no farther than it; `filed` is
+	 * the distance up to which the last read filed every row it met.
 	 */
 	PermQuery  *queries;
 	int			nqueries;
 	bool		order_null;		/* ORDER BY fp <-> NULL: no order at all */
 	int			cap;
 	int			complete;
+	int			filed;
 	int			emitted;
 	int			ring;			/* the next ring to read */
 	int			ring_table;		/* its next table, when read table by table */
@@ -344,20 +346,66 @@ compare_tids(const void *a, const void *b)
 	return ItemPointerCompare((ItemPointer) a, (ItemPointer) b);
 }
 
+/* Sort n TIDs and drop repeats; returns how many are left */
+static int64
+tids_sort_unique(ItemPointer tids, int64 n)
+{
+	int64		i,
+				kept = 0;
+
+	if (n < 2)
+		return n;
+	qsort(tids, n, sizeof(ItemPointerData), compare_tids);
+	for (i = 0; i < n; i++)
+		if (kept == 0 || !ItemPointerEquals(&tids[kept - 1], &tids[i]))
+			tids[kept++] = tids[i];
+	return kept;
+}
+
 /* Sort a list in TID order and drop repeats (a row found in several tables) */
 static void
 tid_list_sort_unique(PermTidList *list)
 {
-	int64		i,
-				n = 0;
+	list->n = tids_sort_unique(list->tids, list->n);
+}
 
-	if (list->n < 2)
+/*
+ * The list's first `handed` TIDs have been handed out, and TIDs found since
+ * were appended after them: sort and de-duplicate the new ones, and drop
+ * those already handed out (a row found again in another table), so that
+ * [handed, n) holds the rows still to hand out, in TID order.
+ */
+static void
+tid_list_merge_new(PermTidList *list, int64 handed)
+{
+	ItemPointer old,
+				new;
+	int64		nnew,
+				i,
+				j = 0,
+				kept = 0;
+
+	if (list->n == handed)
+		return;					/* nothing new */
+	old = list->tids;
+	new = list->tids + handed;
+	nnew = tids_sort_unique(new, list->n - handed);
+	if (handed == 0)
+	{
+		list->n = nnew;
 		return;
-	qsort(list->tids, list->n, sizeof(ItemPointerData), compare_tids);
-	for (i = 0; i < list->n; i++)
-		if (n == 0 || !ItemPointerEquals(&list->tids[n - 1], &list->tids[i]))
-			list->tids[n++] = list->tids[i];
-	list->n = n;
+	}
+	/* the handed-out ones' order no longer matters */
+	qsort(old, handed, sizeof(ItemPointerData), compare_tids);
+	for (i = 0; i < nnew; i++)
+	{
+		while (j < handed && ItemPointerCompare(&old[j], &new[i]) < 0)
+			j++;
+		if (j < handed && ItemPointerEquals(&old[j], &new[i]))
+			continue;
+		new[kept++] = new[i];
+	}
+	list->n = handed + kept;
 }
 
 /* Callback of PermCountWithin: collect the TIDs */
@@ -444,6 +492,7 @@ order_begin(IndexScanDesc scan, PermState *state, PermScanOpaque so)
 	so->queries = MemoryContextAlloc(so->cxt, so->nqueries * sizeof(PermQuery));
 	so->cap = PERM_MAX_HAMMING;
 	so->complete = -1;
+	so->filed = -1;
 	so->emitted = 0;
 	so->ring = 0;
 	so->ring_table = 0;
@@ -527,8 +576,7 @@ order_read_ring(IndexScanDesc scan, PermState *state, PermScanOpaque so)
 	 * one block, and a ring is read a table at a time: each table completes
 	 * one more distance, and a search whose n-th row lies there stops.
 	 */
-	bool		by_table = layout->blocks - layout->max_distance == 1 &&
-		layout->ntables == layout->blocks;
+	bool		by_table = PermRingsByTable(layout);
 	int			t;
 
 	ss.queries = so->queries;
@@ -580,9 +628,11 @@ order_read_ring(IndexScanDesc scan, PermState *state, PermScanOpaque so)
 					   bound, search_match, &ss);
 		so->passes++;
 		so->complete = bound;
+		so->filed = bound;
 		return;
 	}
 	so->queries[0].radius = so->ring_bound;
+	so->filed = so->ring_bound;
 	if (by_table)
 	{
 		/*
@@ -652,10 +702,20 @@ order_read_nulls(IndexScanDesc scan, PermScanOpaque so)
 }
 
 /*
- * amgettuple of an ordered scan: hand out the rows found at distance
- * `emitted` once every row at that distance has been found, reading rings
- * until it has; then, unless a qual excludes them, the rows with a NULL
- * fingerprint.
+ * amgettuple of an ordered scan: hand out the rows at distance `emitted`,
+ * reading rings as needed; then, unless a qual excludes them, the rows with
+ * a NULL fingerprint.
+ *
+ * The rows found at distance d can be handed out as soon as every row
+ * within d - 1 has been seen: an unseen row is then at d or farther, so
+ * none can come before them.  The rows at d still unseen are found by the
+ * reads that complete d, which must come before any row at d + 1 is handed
+ * out.  A LIMIT that is met at d thus stops one table (or one ring) earlier
+ * than waiting for d to complete would: a random LIMIT 10 query whose
+ * tenth row lies at 15 reads ring 3 of three tables, not four, and one
+ * whose tenth row lies at 16 no ring 4 at all.  Rows at d that were handed
+ * out and are found again by those later reads, in another table, are
+ * dropped then (tid_list_merge_new).
  */
 static bool
 order_gettuple(IndexScanDesc scan, PermScanOpaque so)
@@ -676,7 +736,8 @@ order_gettuple(IndexScanDesc scan, PermScanOpaque so)
 		int			d = so->emitted;
 		PermTidList *list = &so->found[d];
 
-		if (d > so->complete)
+		/* a row nearer than d may be unseen, or the rows at d not filed */
+		if (d > so->complete + 1 || d > so->filed)
 		{
 			CHECK_FOR_INTERRUPTS();
 			order_read_ring(scan, state, so);
@@ -684,9 +745,9 @@ order_gettuple(IndexScanDesc scan, PermScanOpaque so)
 		}
 		if (!so->found_sorted[d])
 		{
-			tid_list_sort_unique(list);
+			/* so->next of them are out already */
+			tid_list_merge_new(list, so->next);
 			so->found_sorted[d] = true;
-			so->next = 0;
 		}
 		if (so->next < list->n)
 		{
@@ -700,10 +761,18 @@ order_gettuple(IndexScanDesc scan, PermScanOpaque so)
 			}
 			return true;
 		}
+		/* all found at d are out; the rows at d not yet seen come next */
+		if (d > so->complete)
+		{
+			CHECK_FOR_INTERRUPTS();
+			order_read_ring(scan, state, so);
+			continue;
+		}
 		if (list->tids)
 			pfree(list->tids);
 		memset(list, 0, sizeof(*list));
 		so->emitted++;
+		so->next = 0;
 	}
 
 	/* a qual is strict: no row with a NULL fingerprint passes one */
