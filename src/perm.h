@@ -424,6 +424,7 @@ extern void PermSampleNearPairs(Relation index, int k, double *pairs);
 extern bool permvalidate(Oid opclassoid);
 
 /* permsearch.c */
+extern double PermProbePages(Relation index, int table, int root_level);
 extern Buffer PermDescend(Relation index, int table, const PermKey *key,
 						  int target_level, int lockmode);
 extern void PermProbeRange(Relation index, int table, uint64 lo, uint64 hi,

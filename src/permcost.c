@@ -116,6 +116,7 @@ permcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	double		entries = 0;
 	double		descents = 0;
 	double		levels = 0;
+	double		probe_pages = 0;
 	double		descent_cost;
 	int			t;
 
@@ -123,7 +124,6 @@ permcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	state = PermGetState(rel);
 	layout = &state->layout;
 	PermMetaSnapshot(rel, tables, &ntables);
-	index_close(rel, NoLock);
 
 	radius = clause_radius(root, path);
 	if (path->indexorderbys != NIL)
@@ -157,9 +157,24 @@ permcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 		entries += rows * Min(1.0, probes / pow(2.0, p));
 		descents += probes;
 		levels += probes * (tables[t].root_level + 1);
+
+		/*
+		 * As the scans weigh their probes against a pass over one table
+		 * whole: a radius search all of its probes, priced as descents
+		 * (permscan.c, search_queries); an ordered scan each ring it reads
+		 * (order_read_ring), of which the last, read in this table, is the
+		 * largest.
+		 */
+		if (path->indexorderbys == NIL)
+			probe_pages += probes * (tables[t].root_level + 1);
+		else if (ring > 0 && (t == ring_tables - 1 || !PermRingsByTable(layout)))
+			probe_pages += (probes - simhash_count_within(p, ring - 1)) *
+				PermProbePages(rel, t, tables[t].root_level);
 	}
+	index_close(rel, NoLock);
+
 	/* the scan reads one table whole when that is cheaper than probing */
-	if (ring > 0 && levels > index->pages / Max(ntables, 1))
+	if (ring > 0 && probe_pages > index->pages / Max(ntables, 1))
 	{
 		entries = rows;
 		descents = 1;

@@ -524,15 +524,6 @@ order_begin(IndexScanDesc scan, PermState *state, PermScanOpaque so)
 	}
 }
 
-/*
- * A probe through a leaf map reads one leaf from the key's place: about a
- * third of the time a pass over a whole table spends on one leaf (1.4 us
- * against 4.2 us, measured at a million rows, docs/knn_bench.md); without
- * a map it descends.
- */
-#define PERM_PROBE_COST_NUM		1
-#define PERM_PROBE_COST_DEN		3
-
 /* Rows a pass over one table whole should find before it stops filing */
 #define PERM_PASS_TARGET_ROWS	1024.0
 
@@ -611,9 +602,7 @@ order_read_ring(IndexScanDesc scan, PermState *state, PermScanOpaque so)
 				whole = true;
 			probes = simhash_count_within(p, ring) -
 				simhash_count_within(p, ring - 1);
-			ring_cost += probes * PERM_PROBE_COST_NUM / PERM_PROBE_COST_DEN *
-				(state->leafmap[t] != NULL && state->leafmap[t]->nleaves > 0 ?
-				 1 : tables[t].root_level + 1);
+			ring_cost += probes * PermProbePages(index, t, tables[t].root_level);
 		}
 		if (ring_cost > (double) RelationGetNumberOfBlocks(index) / ntables)
 			whole = true;

@@ -163,6 +163,37 @@ build_leaf_map(Relation index, int table)
 	return map;
 }
 
+/*
+ * What one probe of a table costs, in pages of a pass over one table whole.
+ * Through a leaf map a probe reads one leaf from the key's place: about a
+ * third of the time a pass spends on one leaf (1.4 us against 4.2 us,
+ * measured at a million rows, docs/knn_bench.md).  Without one it descends
+ * from the root.  A table is expected to have a map if this backend has
+ * built one, or, before it has, if the index's leaves (estimated from its
+ * size) would fit simhash.leaf_map_memory: the map is built after the first
+ * LEAF_MAP_AFTER_DESCENTS descents, so a ring of hundreds of probes is
+ * mostly read through it.  The scan prices a ring with this against a pass
+ * (permscan.c), the planner a scan (permcost.c).
+ */
+double
+PermProbePages(Relation index, int table, int root_level)
+{
+	PermState  *state = PermGetState(index);
+	PermLeafMap *map = state->leafmap[table];
+	bool		mapped;
+
+	if (map != NULL && !map->stale)
+		mapped = map->nleaves > 0;
+	else
+	{
+		double		leaves = (double) RelationGetNumberOfBlocks(index);
+
+		mapped = leaves / state->layout.ntables <= PERM_LEAF_MAP_MAX &&
+			LEAF_MAP_BYTES(leaves) <= (double) perm_leaf_map_memory * 1024.0;
+	}
+	return mapped ? 1.0 / 3.0 : root_level + 1;
+}
+
 /* The map's entry of the leaf to start from for key (see PermLeafMap) */
 static int
 leaf_map_lookup(PermLeafMap *map, const PermKey *key)
