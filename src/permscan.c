@@ -21,8 +21,9 @@
  * 0..σ are read, every row within R(σ), the largest r with s(r) <= σ, has
  * been seen, so the rows found at distances up to R(σ), and those found so
  * far at R(σ) + 1, are handed out, nearest first, before ring σ + 1 is read
- * (README.perm, "Nearest neighbours").  A ring that would cost more than reading one table whole is
- * replaced by that read, which completes the ordering.
+ * (README.perm, "Nearest neighbours").  A ring that would cost more than
+ * reading one table whole is replaced by that read, which completes the
+ * ordering.
  *
  * IDENTIFICATION
  *	  src/permscan.c
@@ -378,32 +379,32 @@ tid_list_sort_unique(PermTidList *list)
 static void
 tid_list_merge_new(PermTidList *list, int64 handed)
 {
-	ItemPointer old,
-				new;
-	int64		nnew,
+	ItemPointer out,
+				added;
+	int64		nadded,
 				i,
 				j = 0,
 				kept = 0;
 
 	if (list->n == handed)
 		return;					/* nothing new */
-	old = list->tids;
-	new = list->tids + handed;
-	nnew = tids_sort_unique(new, list->n - handed);
+	out = list->tids;
+	added = list->tids + handed;
+	nadded = tids_sort_unique(added, list->n - handed);
 	if (handed == 0)
 	{
-		list->n = nnew;
+		list->n = nadded;
 		return;
 	}
 	/* the handed-out ones' order no longer matters */
-	qsort(old, handed, sizeof(ItemPointerData), compare_tids);
-	for (i = 0; i < nnew; i++)
+	qsort(out, handed, sizeof(ItemPointerData), compare_tids);
+	for (i = 0; i < nadded; i++)
 	{
-		while (j < handed && ItemPointerCompare(&old[j], &new[i]) < 0)
+		while (j < handed && ItemPointerCompare(&out[j], &added[i]) < 0)
 			j++;
-		if (j < handed && ItemPointerEquals(&old[j], &new[i]))
+		if (j < handed && ItemPointerEquals(&out[j], &added[i]))
 			continue;
-		new[kept++] = new[i];
+		added[kept++] = added[i];
 	}
 	list->n = handed + kept;
 }
