@@ -84,15 +84,13 @@ typedef struct PermScanOpaqueData
 	 * found[d] holds the rows seen so far at distance d; every row within
 	 * `complete` has been seen, rows within `emitted` - 1 have been handed
 	 * out, and none beyond `cap` can pass the quals.  Rings file only rows
-	 * within `ring_bound`, so they complete no farther than it; `filed` is
-	 * the distance up to which the last read filed every row it met.
+	 * within `ring_bound`, so they complete no farther than it.
 	 */
 	PermQuery  *queries;
 	int			nqueries;
 	bool		order_null;		/* ORDER BY fp <-> NULL: no order at all */
 	int			cap;
 	int			complete;
-	int			filed;
 	int			emitted;
 	int			ring;			/* the next ring to read */
 	int			ring_table;		/* its next table, when read table by table */
@@ -493,7 +491,6 @@ order_begin(IndexScanDesc scan, PermState *state, PermScanOpaque so)
 	so->queries = MemoryContextAlloc(so->cxt, so->nqueries * sizeof(PermQuery));
 	so->cap = PERM_MAX_HAMMING;
 	so->complete = -1;
-	so->filed = -1;
 	so->emitted = 0;
 	so->ring = 0;
 	so->ring_table = 0;
@@ -618,11 +615,9 @@ order_read_ring(IndexScanDesc scan, PermState *state, PermScanOpaque so)
 					   bound, search_match, &ss);
 		so->passes++;
 		so->complete = bound;
-		so->filed = bound;
 		return;
 	}
 	so->queries[0].radius = so->ring_bound;
-	so->filed = so->ring_bound;
 	if (by_table)
 	{
 		/*
@@ -706,6 +701,13 @@ order_read_nulls(IndexScanDesc scan, PermScanOpaque so)
  * whose tenth row lies at 16 no ring 4 at all.  Rows at d that were handed
  * out and are found again by those later reads, in another table, are
  * dropped then (tid_list_merge_new).
+ *
+ * No row at d is missed.  Every read files each row it meets within its
+ * radius (rings: ring_bound; a pass: its bound), and complete never
+ * exceeds that radius.  So once complete >= d, every row at d has been met
+ * by reads whose radius reaches d (all rings share one radius, and a pass
+ * meets every row) and filed; before that, found[d] may hold only some of
+ * them, or none, and handing those out early changes nothing for the rest.
  */
 static bool
 order_gettuple(IndexScanDesc scan, PermScanOpaque so)
@@ -726,8 +728,8 @@ order_gettuple(IndexScanDesc scan, PermScanOpaque so)
 		int			d = so->emitted;
 		PermTidList *list = &so->found[d];
 
-		/* a row nearer than d may be unseen, or the rows at d not filed */
-		if (d > so->complete + 1 || d > so->filed)
+		/* a row nearer than d may be unseen */
+		if (d > so->complete + 1)
 		{
 			CHECK_FOR_INTERRUPTS();
 			order_read_ring(scan, state, so);
