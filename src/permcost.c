@@ -160,13 +160,13 @@ permcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 
 		/*
 		 * As the scans weigh their probes against a pass over one table
-		 * whole: a radius search all of its probes, priced as descents
-		 * (permscan.c, search_queries); an ordered scan each ring it reads
+		 * whole: a radius search all of its probes (permscan.c,
+		 * search_queries), an ordered scan each ring it reads
 		 * (order_read_ring), of which the last, read in this table, is the
 		 * largest.
 		 */
 		if (path->indexorderbys == NIL)
-			probe_pages += probes * (tables[t].root_level + 1);
+			probe_pages += probes * PermProbePages(rel, t, tables[t].root_level);
 		else if (ring > 0 && (t == ring_tables - 1 || !PermRingsByTable(layout)))
 			probe_pages += (probes - simhash_count_within(p, ring - 1)) *
 				PermProbePages(rel, t, tables[t].root_level);

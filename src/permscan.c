@@ -282,15 +282,15 @@ search_queries(Relation index, PermQuery *queries, int nqueries,
 		PermProbeSpread(layout->blocks, layout->max_distance, queries[0].radius);
 
 	/*
-	 * Above the design radius, compare the probes' cost (a descent each)
-	 * with reading one table whole (its pages).
+	 * Above the design radius, compare the probes' cost (PermProbePages
+	 * each) with reading one table whole (its pages).
 	 */
 	if (spread > 0)
 	{
 		PermMetaSnapshot(index, tables, &ntables);
 		for (t = 0; t < ntables; t++)
 			enum_cost += simhash_count_within(layout->prefix_bits[t], spread) *
-				(tables[t].root_level + 1);
+				PermProbePages(index, t, tables[t].root_level);
 		whole_cost = (double) RelationGetNumberOfBlocks(index) / ntables;
 	}
 

@@ -172,8 +172,8 @@ build_leaf_map(Relation index, int table)
  * built one, or, before it has, if the index's leaves (estimated from its
  * size) would fit simhash.leaf_map_memory: the map is built after the first
  * LEAF_MAP_AFTER_DESCENTS descents, so a ring of hundreds of probes is
- * mostly read through it.  The scan prices a ring with this against a pass
- * (permscan.c), the planner a scan (permcost.c).
+ * mostly read through it.  Scans weigh their probes with this against a
+ * pass (permscan.c), and the planner does the same (permcost.c).
  */
 double
 PermProbePages(Relation index, int table, int root_level)
