@@ -32,13 +32,18 @@ my %scripts = (
 		INSERT INTO d SELECT v, pseudo_fp(v) FROM (SELECT nextval('s') AS v) x;
 		INSERT INTO d SELECT 20000000 + v, '00000000000000ff' FROM (SELECT nextval('s') AS v) x;
 	},
-	# a stable row must be found, by itself and within distance 2;
+	# a stable row must be found, by itself, within distance 2, and among
+	# the three nearest rows of its own fingerprint (an ordered scan, which
+	# reads its rings one after another while pages split under it);
 	# 1/0 aborts the client (and fails the test) if it is missing
 	'query.sql' => q{
 		\set id random(1, 5000)
 		SELECT 1 / count(*) FROM d WHERE hamming_near(fp, pseudo_fp(:id), 0) AND id = :id;
 		SELECT 1 / count(*) FROM d WHERE hamming_near(fp, pseudo_fp(:id), 2) AND id = :id;
 		SELECT 1 / (count(*) >= 2000)::int FROM d WHERE hamming_near(fp, '00000000000000fe', 1) AND id BETWEEN 10000001 AND 10002000;
+		SET enable_seqscan = off;
+		SELECT 1 / count(*) FROM (SELECT id FROM d ORDER BY fp <-> pseudo_fp(:id) LIMIT 3) s WHERE id = :id;
+		RESET enable_seqscan;
 	},
 	'delete.sql' => q{
 		DELETE FROM d WHERE id IN (SELECT id FROM d WHERE id >= 100000 AND id < 10000000 AND random() < 0.3 LIMIT 20);
@@ -90,6 +95,12 @@ my $cmp = q{
 is( $node->safe_psql('postgres', "SET enable_seqscan = off; SET enable_bitmapscan = off; $cmp"),
 	$node->safe_psql('postgres', "SET enable_indexscan = off; SET enable_bitmapscan = off; $cmp"),
 	'after the concurrent run the index equals a sequential scan');
+my $knn = q{
+	SELECT string_agg(ARRAY(SELECT d.fp <-> q.fp FROM d ORDER BY d.fp <-> q.fp LIMIT 10)::text, ';' ORDER BY q.id)
+	  FROM (SELECT id, fp FROM d WHERE id % 97 = 0 LIMIT 200) q};
+is( $node->safe_psql('postgres', "SET enable_seqscan = off; SET enable_bitmapscan = off; $knn"),
+	$node->safe_psql('postgres', "SET enable_indexscan = off; SET enable_bitmapscan = off; $knn"),
+	'after the concurrent run the nearest neighbours equal a sequential scan\'s');
 # pgbench may exit while its last DELETE is still committing: wait for the
 # other sessions to end, so VACUUM can remove every deleted row
 $node->poll_query_until('postgres',
