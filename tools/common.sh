@@ -12,6 +12,13 @@
 #   simhash_load_corpus TABLE  apt's package descriptions into TABLE
 #   simhash_bench_data ROWS  the index benchmarks' data: extension, table
 #                            fps of ROWS fingerprints + 1% planted, bench_q
+#   simhash_pgbench NAME SCRIPT SECS RUNS PGOPTIONS DIR
+#                            run a pgbench script RUNS times; print the
+#                            median tps and latency percentiles
+#   simhash_ab_start NAME REV_A REV_B SHARED_BUFFERS
+#                            an A/B benchmark: WORK, both revisions'
+#                            libraries and a throwaway cluster
+#   simhash_ab_use A|B       put one revision's library in place
 
 SIMHASH_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PG_BINDIR=/usr/lib/postgresql/15/bin
@@ -123,4 +130,64 @@ simhash_bench_data() {
 		INSERT INTO bench_q SELECT 500 + g, fp_of(-g * 31 - 7) FROM generate_series(1, 500) g;
 		VACUUM ANALYZE fps;
 	SQL
+}
+
+# Run pgbench script SCRIPT (-M prepared, 2 clients) RUNS times for SECS
+# seconds each, in directory DIR, with PGOPTIONS (may be empty); print NAME,
+# the median tps, every run's tps, and the 50th and 99th percentile latency
+# over all runs (pgbench's per-transaction log).
+simhash_pgbench() {
+	local name=$1 script=$2 secs=$3 runs=$4 pre=$5 dir=$6
+	local i tps=() out
+	rm -f "$dir/lat_$name"
+	for i in $(seq 1 "$runs"); do
+		rm -f "$dir"/pgbench_log.*
+		out=$(cd "$dir" && PGOPTIONS="$pre" pgbench -n -M prepared -c 2 -j 2 -T "$secs" -l -f "$script" 2>&1)
+		tps+=("$(echo "$out" | sed -n 's/^tps = \([0-9.]*\).*/\1/p')")
+		cat "$dir"/pgbench_log.* >>"$dir/lat_$name"
+	done
+	python3 - "$name" "$dir/lat_$name" "${tps[@]}" <<'PY'
+import statistics, sys
+name, latfile, tps = sys.argv[1], sys.argv[2], [float(t) for t in sys.argv[3:]]
+lat = sorted(int(line.split()[2]) / 1000.0 for line in open(latfile))
+pct = lambda p: lat[min(len(lat) - 1, int(p / 100 * len(lat)))]
+print(f"  {name:14s} tps {statistics.median(tps):10.1f}  (runs: {', '.join(f'{t:.1f}' for t in tps)})"
+      f"  latency ms p50 {pct(50):8.3f}  p99 {pct(99):8.3f}")
+PY
+}
+
+# A/B benchmarks of two revisions (test/bench/*_ab.sh): sets WORK to a new
+# temporary directory, builds each revision in a worktree there, keeps
+# their libraries as $WORK/A.so and $WORK/B.so, installs B's SQL objects (B
+# is normally the newer; the two must share the index's on-disk format),
+# and starts a throwaway cluster with shared_buffers SHARED_BUFFERS and no
+# parallel workers or JIT.  On exit: the cluster stopped, B's library left
+# installed, WORK removed.
+simhash_ab_start() {
+	local name=$1 sb=$4 v rev
+	simhash_install_deps
+	WORK=$(mktemp -d "/tmp/simhash-$name.XXXXXX")
+	chmod 755 "$WORK"
+	for v in A B; do
+		if [ "$v" = A ]; then rev=$2; else rev=$3; fi
+		git -C "$SIMHASH_ROOT" worktree add -q --detach "$WORK/src_$v" "$rev"
+		make -s -C "$WORK/src_$v" COPT=-Werror >/dev/null
+		cp "$WORK/src_$v/simhash.so" "$WORK/$v.so"
+	done
+	make -s -C "$WORK/src_B" install >/dev/null
+	SIMHASH_EXTRA_CONF="shared_buffers = $sb
+max_parallel_workers_per_gather = 0
+jit = off" simhash_cluster_start
+	trap 'simhash_cluster_stop; simhash_ab_use B;
+		git -C "$SIMHASH_ROOT" worktree remove --force "$WORK/src_A" || true;
+		git -C "$SIMHASH_ROOT" worktree remove --force "$WORK/src_B" || true;
+		rm -rf "$WORK"' EXIT
+}
+
+# Put revision A's or B's library in place: a new file, never rewritten in
+# place, so running backends keep theirs and new connections load it.
+simhash_ab_use() {
+	local libdir
+	libdir=$(pg_config --pkglibdir)
+	cp "$WORK/$1.so" "$libdir/simhash.so.new" && mv -f "$libdir/simhash.so.new" "$libdir/simhash.so"
 }

@@ -22,35 +22,7 @@ ROWS=${3:-1000000}
 COPY_ROWS=${4:-100000}
 RUNS=${RUNS:-3}
 
-simhash_install_deps
-WORK=$(mktemp -d /tmp/simhash-insert-ab.XXXXXX)
-chmod 755 "$WORK"
-LIBDIR=$(pg_config --pkglibdir)
-
-for v in A B; do
-	rev=REV_$v
-	git worktree add -q --detach "$WORK/src_$v" "${!rev}"
-	make -s -C "$WORK/src_$v" COPT=-Werror >/dev/null
-	cp "$WORK/src_$v/simhash.so" "$WORK/$v.so"
-done
-# the SQL objects of B (the newer one, normally)
-make -s -C "$WORK/src_B" install >/dev/null
-
-use() {	# variant: put its library in place (a new file, never rewritten in place)
-	cp "$WORK/$1.so" "$LIBDIR/simhash.so.new" && mv -f "$LIBDIR/simhash.so.new" "$LIBDIR/simhash.so"
-}
-
-SIMHASH_EXTRA_CONF="shared_buffers = 2GB
-max_parallel_workers_per_gather = 0
-jit = off" simhash_cluster_start
-cleanup() {
-	simhash_cluster_stop
-	use B
-	git worktree remove --force "$WORK/src_A" || true
-	git worktree remove --force "$WORK/src_B" || true
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
+simhash_ab_start insert-ab "$REV_A" "$REV_B" 2GB
 
 q() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
 simhash_bench_data "$ROWS"
@@ -70,7 +42,7 @@ timed_copy() {	# table: seconds for COPY of the extra rows
 declare -A secs
 for r in $(seq 1 "$RUNS"); do
 	for v in A B; do
-		use $v
+		simhash_ab_use $v
 		q -c "DROP TABLE IF EXISTS tp, tb" \
 			-c "CREATE TABLE tp AS SELECT * FROM fps" -c "CREATE INDEX ON tp USING simhash_perm (fp)" \
 			-c "CREATE TABLE tb AS SELECT * FROM fps" -c "CREATE INDEX ON tb (fp)" \

@@ -137,22 +137,7 @@ chmod 644 "$WORK"/*.sql
 # run one script RUNS times; print median tps and latency percentiles (ms)
 bench() {
 	local name=$1 script=$2 secs=${3:-$SECONDS_PER_RUN} runs=${4:-$RUNS} pre=${5:-}
-	local i tps=() logs=()
-	for i in $(seq 1 "$runs"); do
-		rm -f "$WORK"/pgbench_log.*
-		local out
-		out=$(cd "$WORK" && PGOPTIONS="$pre" pgbench -n -M prepared -c 2 -j 2 -T "$secs" -l -f "$script" 2>&1)
-		tps+=("$(echo "$out" | sed -n 's/^tps = \([0-9.]*\).*/\1/p')")
-		cat "$WORK"/pgbench_log.* >>"$WORK/lat_$name"
-	done
-	python3 - "$name" "$WORK/lat_$name" "${tps[@]}" <<'PY'
-import statistics, sys
-name, latfile, tps = sys.argv[1], sys.argv[2], [float(t) for t in sys.argv[3:]]
-lat = sorted(int(line.split()[2]) / 1000.0 for line in open(latfile))
-pct = lambda p: lat[min(len(lat) - 1, int(p / 100 * len(lat)))]
-print(f"  {name:10s} tps {statistics.median(tps):10.1f}  (runs: {', '.join(f'{t:.0f}' for t in tps)})"
-      f"  latency ms p50 {pct(50):7.3f}  p99 {pct(99):7.3f}")
-PY
+	simhash_pgbench "$name" "$script" "$secs" "$runs" "$pre" "$WORK"
 }
 
 echo "== queries: pgbench -M prepared, 2 clients, $RUNS x ${SECONDS_PER_RUN}s, medians" | tee -a "$REPORT"

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# A/B of radius searches above the index's design radius between two
+# revisions, with the sequential scan beside them, in one run.
+#
+#   bash test/bench/radius_ab.sh REV_A REV_B [ROWS]      (default 1000000)
+#
+# Builds both revisions (simhash_ab_start, tools/common.sh) and loads the
+# index benchmarks' data (simhash_bench_data: ROWS fingerprints plus 1%
+# planted near-duplicates, fixed seed) with a default simhash_perm index
+# (design radius 3).  For each k in KS (default "8 12"), the query is
+#   SELECT count(*) FROM fps WHERE hamming_near(fp, q, k)
+# for the 500 random fingerprints of bench_q.  First, in both builds, the
+# counts through the index must equal the sequential scan's for 100 of
+# them; the run fails otherwise.  Then pgbench -M prepared, 2 clients,
+# SECONDS_PER_RUN seconds: the sequential scan once per k, and RUNS rounds
+# alternating the two builds (each round opens new connections).  Reports
+# medians, B / A, and each build against the sequential scan.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+source tools/common.sh
+
+REV_A=$1
+REV_B=$2
+ROWS=${3:-1000000}
+KS=${KS:-8 12}
+RUNS=${RUNS:-3}
+SECONDS_PER_RUN=${SECONDS_PER_RUN:-10}
+OUT=${OUT:-test/bench/results}
+mkdir -p "$OUT"
+REPORT="$OUT/radius_ab_${ROWS}.txt"
+
+simhash_ab_start radius-ab "$REV_A" "$REV_B" 4GB
+
+q() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
+
+echo "== data: $ROWS fingerprints + 1% planted near-duplicates, default index"
+simhash_bench_data "$ROWS"
+q -c "CREATE INDEX fps_perm ON fps USING simhash_perm (fp)" -c "ANALYZE fps"
+
+for k in $KS; do
+	cat >"$WORK/k$k.sql" <<-S
+		\\set qid random(501, 1000)
+		SELECT fp FROM bench_q WHERE qid = :qid \\gset
+		SELECT count(*) FROM fps WHERE hamming_near(fp, :fp, $k);
+	S
+done
+chmod 644 "$WORK"/*.sql
+
+echo "== exactness: 100 random queries per k, counts through the index against the sequential scan"
+q -c "SET enable_indexscan = off; SET enable_bitmapscan = off;
+	CREATE TABLE radius_truth AS
+	  SELECT qid, k, (SELECT count(*) FROM fps WHERE hamming_near(fp, b.fp, k)) AS n
+	    FROM bench_q b, unnest('{${KS// /,}}'::int[]) k WHERE qid BETWEEN 501 AND 600"
+for v in A B; do
+	simhash_ab_use $v
+	wrong=$(q -At -c "SET enable_seqscan = off; SET enable_bitmapscan = off;
+		SELECT count(*) FROM radius_truth t JOIN bench_q b USING (qid)
+		 WHERE n <> (SELECT count(*) FROM fps WHERE hamming_near(fp, b.fp, t.k))")
+	echo "   build $v: $wrong wrong counts"
+	[ "$wrong" = 0 ] || { echo "build $v: the index's counts differ from the sequential scan's" >&2; exit 1; }
+done
+
+{
+	echo "rows: $ROWS (+1% planted near-duplicates), default simhash_perm index (design radius 3)"
+	echo "A: $REV_A ($(git rev-parse --short "$REV_A")), B: $REV_B ($(git rev-parse --short "$REV_B"))"
+	echo "pgbench -M prepared, 2 clients, ${SECONDS_PER_RUN}s runs: sequential scan once, each build $RUNS alternating rounds"
+} | tee "$REPORT"
+
+for k in $KS; do
+	echo "== k = $k" | tee -a "$REPORT"
+	simhash_pgbench "seq_k$k" "$WORK/k$k.sql" "$SECONDS_PER_RUN" 1 \
+		"-c enable_indexscan=off -c enable_bitmapscan=off" "$WORK" | tee -a "$REPORT"
+	for r in $(seq 1 "$RUNS"); do
+		for v in A B; do
+			simhash_ab_use $v
+			simhash_pgbench "${v}_k${k}_r$r" "$WORK/k$k.sql" "$SECONDS_PER_RUN" 1 "" "$WORK" | tee -a "$REPORT"
+		done
+	done
+done
+
+python3 - "$REPORT" $KS <<'PY' | tee -a "$REPORT"
+import re, statistics, sys
+text = open(sys.argv[1]).read()
+tps = {}
+for m in re.finditer(r"^  (\w+)\s+tps\s+([0-9.]+)", text, re.M):
+    tps.setdefault(re.sub(r"_r\d+$", "", m.group(1)), []).append(float(m.group(2)))
+print("== medians (queries per second)")
+for k in sys.argv[2:]:
+    seq = tps[f"seq_k{k}"][0]
+    a = statistics.median(tps[f"A_k{k}"])
+    b = statistics.median(tps[f"B_k{k}"])
+    print(f"  k = {k}: sequential scan {seq:.1f}, A {a:.1f} ({a / seq:.1f}x the scan), "
+          f"B {b:.1f} ({b / seq:.1f}x the scan), B / A {b / a:.2f}x")
+PY
+echo "report: $REPORT"
