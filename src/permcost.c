@@ -17,12 +17,11 @@
  * n-th neighbour's distance is estimated as for uniformly random
  * fingerprints: the smallest r with rows * C(64, <= r) / 2^64 >= n.
  * Near-duplicate data finds its neighbours sooner, so this errs towards the
- * sequential scan.  Reading on
- * to the end costs one table read whole, the sorting of each distance's rows
- * by TID, and, without a qual, a pass over the table for the rows with a
- * NULL fingerprint (permscan.c); a scan with neither qual nor ORDER BY
- * (which the planner may build when sequential scans are disabled) reads
- * one table whole and makes that pass.
+ * sequential scan.  Reading on to the end costs one table read whole, the
+ * sorting of each distance's rows by TID, and, without a qual, a pass over
+ * the table for the rows with a NULL fingerprint (permscan.c); a scan with
+ * neither qual nor ORDER BY (which the planner may build when sequential
+ * scans are disabled) reads one table whole and makes that pass.
  *
  * IDENTIFICATION
  *	  src/permcost.c
