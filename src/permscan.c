@@ -695,10 +695,11 @@ order_read_nulls(IndexScanDesc scan, PermScanOpaque so)
  * within d - 1 has been seen: an unseen row is then at d or farther, so
  * none can come before them.  The rows at d still unseen are found by the
  * reads that complete d, which must come before any row at d + 1 is handed
- * out.  A LIMIT that is met at d thus stops one table (or one ring) earlier
- * than waiting for d to complete would: a random LIMIT 10 query whose
- * tenth row lies at 15 reads ring 3 of three tables, not four, and one
- * whose tenth row lies at 16 no ring 4 at all.  Rows at d that were handed
+ * out.  A LIMIT that is met at d thus usually stops one table (or one
+ * ring) earlier than waiting for d to complete would: a random LIMIT 10
+ * query whose tenth row lies at 15 reads ring 3 of three tables, not
+ * four, and one whose tenth row lies at 16 no ring 4, unless the rows at
+ * that distance found by then are too few.  Rows at d that were handed
  * out and are found again by those later reads, in another table, are
  * dropped then (tid_list_merge_new).
  *
@@ -728,13 +729,11 @@ order_gettuple(IndexScanDesc scan, PermScanOpaque so)
 		int			d = so->emitted;
 		PermTidList *list = &so->found[d];
 
-		/* a row nearer than d may be unseen */
-		if (d > so->complete + 1)
-		{
-			CHECK_FOR_INTERRUPTS();
-			order_read_ring(scan, state, so);
-			continue;
-		}
+		/*
+		 * emitted moves past a distance only once it is complete (below),
+		 * so every row nearer than d has been seen
+		 */
+		Assert(d <= so->complete + 1);
 		if (!so->found_sorted[d])
 		{
 			/* so->next of them are out already */
