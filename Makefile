@@ -20,6 +20,8 @@ OBJS = \
 	src/permbuild.o \
 	src/perminsert.o \
 	src/permscan.o \
+	src/permorder.o \
+	src/permquery.o \
 	src/permvacuum.o \
 	src/permcost.o \
 	src/permvalidate.o \

@@ -14,7 +14,9 @@
  *	perm.c			handler, reloptions, build phase names
  *	permbuild.c		ambuild, ambuildempty: sort each table, write bottom up
  *	perminsert.c	aminsert: the insert path, page splits, new roots, WAL
- *	permscan.c		ambeginscan .. amendscan: queries into prefix probes
+ *	permscan.c		ambeginscan .. amendscan
+ *	permorder.c		ordered scans: nearest first, ring by ring
+ *	permquery.c		queries into prefix probes; lists of heap TIDs
  *	permvacuum.c	ambulkdelete, amvacuumcleanup
  *	permcost.c		amcostestimate
  *	permvalidate.c	amvalidate
@@ -397,8 +399,6 @@ extern bool perminsert(Relation index, Datum *values, bool *isnull,
 
 /* permscan.c */
 extern IndexScanDesc permbeginscan(Relation index, int nkeys, int norderbys);
-extern void PermCountWithin(Relation index, const uint64 *centers, int n, int k,
-							double *counts);
 extern void permrescan(IndexScanDesc scan, ScanKey keys, int nkeys,
 					   ScanKey orderbys, int norderbys);
 extern bool permgettuple(IndexScanDesc scan, ScanDirection dir);
@@ -422,6 +422,10 @@ extern void PermSampleNearPairs(Relation index, int k, double *pairs);
 
 /* permvalidate.c */
 extern bool permvalidate(Oid opclassoid);
+
+/* permquery.c */
+extern void PermCountWithin(Relation index, const uint64 *centers, int n, int k,
+							double *counts);
 
 /* permsearch.c */
 extern double PermProbePages(Relation index, int table, int root_level);

@@ -19,7 +19,7 @@
  * Near-duplicate data finds its neighbours sooner, so this errs towards the
  * sequential scan.  Reading on to the end costs one table read whole, the
  * sorting of each distance's rows by TID, and, without a qual, a pass over
- * the table for the rows with a NULL fingerprint (permscan.c); a scan with
+ * the table for the rows with a NULL fingerprint (permorder.c); a scan with
  * neither qual nor ORDER BY (which the planner may build when sequential
  * scans are disabled) reads one table whole and makes that pass.
  *
@@ -159,9 +159,9 @@ permcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 
 		/*
 		 * As the scans weigh their probes against a pass over one table
-		 * whole: a radius search all of its probes (permscan.c,
-		 * search_queries), an ordered scan each ring it reads
-		 * (order_read_ring), of which the last, read in this table, is the
+		 * whole: a radius search all of its probes (permquery.c,
+		 * search_queries), an ordered scan each ring it reads (permorder.c,
+		 * order_read_ring), of which the last, read in this table, is the
 		 * largest.
 		 */
 		if (path->indexorderbys == NIL)

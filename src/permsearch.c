@@ -173,7 +173,8 @@ build_leaf_map(Relation index, int table)
  * size) would fit simhash.leaf_map_memory: the map is built after the first
  * LEAF_MAP_AFTER_DESCENTS descents, so a ring of hundreds of probes is
  * mostly read through it.  Scans weigh their probes with this against a
- * pass (permscan.c), and the planner does the same (permcost.c).
+ * pass (permquery.c, permorder.c), and the planner does the same
+ * (permcost.c).
  */
 double
 PermProbePages(Relation index, int table, int root_level)
