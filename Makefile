@@ -46,7 +46,7 @@ DATA = simhash--1.0.sql simhash--1.0--1.1.sql simhash--1.1.sql \
 	simhash--1.1--1.2.sql simhash--1.2.sql \
 	simhash--1.2--1.3.sql simhash--1.3.sql
 
-REGRESS = type hamming fingerprint fingerprint_golden verification perm_build perm_scan perm_growth perm_check perm_format perm_knn pairs upgrade
+REGRESS = type hamming fingerprint fingerprint_golden verification perm_build perm_scan perm_growth perm_check perm_format perm_knn perm_security pairs upgrade
 REGRESS_OPTS = --load-extension=simhash
 
 # isolation tests: test/specs/*.spec, expected output in test/expected/

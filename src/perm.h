@@ -486,11 +486,22 @@ extern int	PermLeafRemove(Page page, bool (*dead) (ItemPointer tid, void *arg),
 						   void *arg, int *kept);
 
 /* permutils.c */
+
+/* The caller's user and GUC level, while a table's owner runs its code */
+typedef struct PermSavedUser
+{
+	Oid			userid;
+	int			sec_context;
+	int			gucnestlevel;
+} PermSavedUser;
+
 extern PermState *PermGetState(Relation index);
 extern int	PermCompareKeysQsort(const void *a, const void *b);
 extern void PermSortUint64(uint64 *keys, size_t n);
 extern Relation PermOpenIndexForInspection(Oid indexoid, LOCKMODE lockmode,
 										   Relation *heap);
+extern void PermBecomeTableOwner(Relation heap, PermSavedUser *saved);
+extern void PermRestoreUser(PermSavedUser *saved);
 
 /* permlayout.c (SimhashVoter: fingerprint.h) */
 struct SimhashVoter;

@@ -16,7 +16,9 @@
  * must hold the same number of entries.  With heapallindexed, every row
  * that the table scan of CREATE INDEX would index is looked up in every
  * table (the rows are collected, permuted and sorted per table, then merged
- * with the leaf level).
+ * with the leaf level).  Collecting them evaluates the index's expressions
+ * and predicate, which are the table owner's code: that runs as the owner,
+ * in a security-restricted operation (PermBecomeTableOwner).
  *
  * The first problem found is an ERRCODE_INDEX_CORRUPTED error naming the
  * block.  The check holds ShareLock on the table and the index, so inserts
@@ -367,13 +369,19 @@ simhash_perm_check(PG_FUNCTION_ARGS)
 
 	if (heapallindexed)
 	{
-		IndexInfo  *indexInfo = BuildIndexInfo(index);
+		IndexInfo  *indexInfo;
+		PermSavedUser saved;
 
 		rows.capacity = 1024;
 		rows.fps = palloc(rows.capacity * sizeof(uint64));
 		rows.tids = palloc(rows.capacity * sizeof(ItemPointerData));
+
+		/* index expressions and predicate: the table owner's code */
+		PermBecomeTableOwner(heap, &saved);
+		indexInfo = BuildIndexInfo(index);
 		table_index_build_scan(heap, index, indexInfo, true, false,
 							   collect_row, &rows, NULL);
+		PermRestoreUser(&saved);
 		perm = palloc(sizeof(PermPermutation));
 	}
 

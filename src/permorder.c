@@ -290,7 +290,8 @@ collect_null(Relation index, ItemPointer tid, Datum *values, bool *isnull,
  * fp <-> q returns such rows, last.  Once every indexed row has been handed
  * out, find them as CREATE INDEX would, by reading the table under the
  * scan's snapshot (index expressions and a partial index's predicate
- * evaluated as for a build; a HOT chain reported by its root TID).
+ * evaluated as for a build, as the table's owner in a security-restricted
+ * operation; a HOT chain reported by its root TID).
  */
 void
 PermOrderReadNulls(IndexScanDesc scan, PermScanOpaque so)
@@ -298,17 +299,21 @@ PermOrderReadNulls(IndexScanDesc scan, PermScanOpaque so)
 	Relation	heap = scan->heapRelation;
 	IndexInfo  *info;
 	TableScanDesc tscan;
+	PermSavedUser saved;
 
 	/* a bitmap scan is not given the table; the executor has it locked */
 	if (heap == NULL)
 		heap = table_open(IndexGetRelation(RelationGetRelid(scan->indexRelation),
 										   false), AccessShareLock);
+	/* the expressions are the table owner's code, not the caller's */
+	PermBecomeTableOwner(heap, &saved);
 	info = BuildIndexInfo(scan->indexRelation);
 	tscan = table_beginscan_strat(heap, scan->xs_snapshot, 0, NULL,
 								  true, true);
 	/* ends tscan */
 	table_index_build_scan(heap, scan->indexRelation, info, true, false,
 						   collect_null, so, tscan);
+	PermRestoreUser(&saved);
 	if (heap != scan->heapRelation)
 		table_close(heap, AccessShareLock);
 }

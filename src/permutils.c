@@ -2,7 +2,8 @@
  *
  * permutils.c
  *		simhash_perm: the per-index state kept in rd_amcache, opening an
- *		index for the inspection functions, and small helpers.
+ *		index for the inspection functions, running a table's index
+ *		expressions as its owner, and small helpers.
  *
  * IDENTIFICATION
  *	  src/permutils.c
@@ -19,6 +20,7 @@
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "utils/acl.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -146,4 +148,31 @@ PermOpenIndexForInspection(Oid indexoid, LOCKMODE lockmode, Relation *heap)
 	else
 		table_close(heaprel, NoLock);
 	return index;
+}
+
+/*
+ * Become the owner of heap, in a security-restricted operation, before
+ * evaluating its index expressions or a partial index's predicate outside
+ * of CREATE INDEX (simhash_perm_check's heapallindexed, the NULL rows of an
+ * ordered scan).  Those are the table owner's code: run as the caller, an
+ * owner's IMMUTABLE wrapper would run with a superuser's rights when one
+ * checks the index.  REINDEX and contrib/amcheck do the same since
+ * CVE-2022-1552.  GUC changes the code makes are undone by
+ * PermRestoreUser, or by the transaction's abort.
+ */
+void
+PermBecomeTableOwner(Relation heap, PermSavedUser *saved)
+{
+	GetUserIdAndSecContext(&saved->userid, &saved->sec_context);
+	SetUserIdAndSecContext(heap->rd_rel->relowner,
+						   saved->sec_context | SECURITY_RESTRICTED_OPERATION);
+	saved->gucnestlevel = NewGUCNestLevel();
+}
+
+/* Back to the caller's user id after PermBecomeTableOwner */
+void
+PermRestoreUser(PermSavedUser *saved)
+{
+	AtEOXact_GUC(false, saved->gucnestlevel);
+	SetUserIdAndSecContext(saved->userid, saved->sec_context);
 }
