@@ -27,6 +27,7 @@
 #include "access/table.h"
 #include "access/tableam.h"
 #include "catalog/index.h"
+#include "common/hashfn.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "utils/rel.h"
@@ -35,6 +36,24 @@
 #include "perm.h"
 #include "permquery.h"
 #include "simhash.h"
+
+/* A set of heap TIDs (block << 16 | offset): the rows handed out */
+typedef struct HandedEntry
+{
+	uint64		tid;
+	char		status;
+} HandedEntry;
+
+#define SH_PREFIX handed
+#define SH_ELEMENT_TYPE HandedEntry
+#define SH_KEY_TYPE uint64
+#define SH_KEY tid
+#define SH_HASH_KEY(tb, key) murmurhash32((uint32) ((key) ^ ((key) >> 32)))
+#define SH_EQUAL(tb, a, b) ((a) == (b))
+#define SH_SCOPE static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
 
 /*
  * The list's first `handed` TIDs have been handed out, and TIDs found since
@@ -75,6 +94,28 @@ tid_list_merge_new(PermTidList *list, int64 handed)
 		added[kept++] = added[i];
 	}
 	list->n = handed + kept;
+}
+
+/*
+ * Is this the first time the scan hands out tid?  On a sound index a row has
+ * one key, so one distance, in every table, and tid_list_merge_new drops
+ * the copies that other tables find.  A TID can come at two distances only
+ * if a stored key is damaged, or if VACUUM freed the TID and a new row took
+ * it while the scan ran (neither version is visible to the scan's
+ * snapshot); the scan hands it out once all the same, the first time.  The
+ * set holds the rows handed out: 16 bytes each, in the scan's context.
+ */
+static bool
+first_handout(PermScanOpaque so, ItemPointer tid)
+{
+	uint64		key = ((uint64) ItemPointerGetBlockNumberNoCheck(tid) << 16) |
+		ItemPointerGetOffsetNumberNoCheck(tid);
+	bool		found;
+
+	if (so->handed == NULL)
+		so->handed = handed_create(so->cxt, 1024, NULL);
+	(void) handed_insert(so->handed, key, &found);
+	return !found;
 }
 
 /* The largest distance all of whose rows rings 0..ring have found */
@@ -372,15 +413,19 @@ PermOrderGettuple(IndexScanDesc scan, PermScanOpaque so)
 			tid_list_merge_new(list, so->next);
 			so->found_sorted[d] = true;
 		}
-		if (so->next < list->n)
+		while (so->next < list->n)
 		{
-			scan->xs_heaptid = list->tids[so->next++];
-			scan->xs_recheck = false;
+			ItemPointer tid = &list->tids[so->next++];
+
+			if (!first_handout(so, tid))
+				continue;
+			scan->xs_heaptid = *tid;
+			scan->xs_recheck = true;
 			if (scan->numberOfOrderBys > 0)
 			{
 				scan->xs_orderbyvals[0] = Int32GetDatum(d);
 				scan->xs_orderbynulls[0] = so->order_null;
-				scan->xs_recheckorderby = false;
+				scan->xs_recheckorderby = !so->order_null;
 			}
 			return true;
 		}
@@ -407,9 +452,13 @@ PermOrderGettuple(IndexScanDesc scan, PermScanOpaque so)
 		so->nulls_read = true;
 		so->next = 0;
 	}
-	if (so->next < so->nulls.n)
+	while (so->next < so->nulls.n)
 	{
-		scan->xs_heaptid = so->nulls.tids[so->next++];
+		ItemPointer tid = &so->nulls.tids[so->next++];
+
+		if (!first_handout(so, tid))
+			continue;
+		scan->xs_heaptid = *tid;
 		scan->xs_recheck = false;
 		if (scan->numberOfOrderBys > 0)
 		{

@@ -67,6 +67,7 @@ typedef struct PermScanOpaqueData
 	int			passes;			/* passes over one table whole so far */
 	PermTidList found[PERM_NDISTANCES];
 	bool		found_sorted[PERM_NDISTANCES];
+	struct handed_hash *handed; /* the rows handed out (permorder.c) */
 
 	/* the rows whose fingerprint is NULL, handed out last */
 	bool		nulls_read;

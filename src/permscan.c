@@ -9,6 +9,12 @@
  * them to the bitmap.  Ordered scans (ORDER BY fp <-> q, and a scan with
  * neither quals nor ORDER BY) are read nearest first by permorder.c.
  *
+ * Every row is handed out for recheck: the executor applies the quals, and
+ * recomputes fp <-> q, on the row's own fingerprint.  The index's keys are
+ * exact, so on a sound index the recheck changes nothing; on a damaged one
+ * (a bit flipped in a stored key, which no page check can see) it turns a
+ * wrong row into a missing one (README.perm, "Damaged indexes").
+ *
  * IDENTIFICATION
  *	  src/permscan.c
  *
@@ -122,7 +128,8 @@ permgettuple(IndexScanDesc scan, ScanDirection dir)
 	if (so->next < so->matches.n)
 	{
 		scan->xs_heaptid = so->matches.tids[so->next++];
-		scan->xs_recheck = false;
+		/* the executor checks the row's own fingerprint (README.perm) */
+		scan->xs_recheck = true;
 		return true;
 	}
 	return false;
@@ -140,7 +147,7 @@ add_to_bitmap(void *arg, ItemPointer tid, uint64 key, int distance)
 {
 	BitmapState *bs = (BitmapState *) arg;
 
-	tbm_add_tuples(bs->tbm, tid, 1, false);
+	tbm_add_tuples(bs->tbm, tid, 1, true);
 	bs->ntids++;
 }
 
@@ -169,7 +176,7 @@ permgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 		PermProbeRange(scan->indexRelation, 0, 0, PG_UINT64_MAX, 0,
 					   PERM_MAX_HAMMING, PermSearchMatch, &ss);
 		PermOrderReadNulls(scan, so);
-		tbm_add_tuples(tbm, so->nulls.tids, (int) so->nulls.n, false);
+		tbm_add_tuples(tbm, so->nulls.tids, (int) so->nulls.n, true);
 		bs.ntids += so->nulls.n;
 	}
 	else

@@ -46,6 +46,27 @@ PG_FUNCTION_INFO_V1(simhash_perm_info);
 /* simhash.leaf_map_memory: kB the leaf maps of one index may use, per backend */
 int			perm_leaf_map_memory = PERM_DEFAULT_LEAF_MAP_MEMORY;
 
+/*
+ * A leaf reached for key must not begin above it.  A descent lands on the
+ * page that owns key or on one to its left, and moves right from there; a
+ * damaged downlink or right-link that leads too far right would otherwise
+ * make every key between key and the leaf's low key silently unreachable
+ * (a pass over a table whole, which starts at key 0, would miss them all).
+ * A leaf's low key never changes once it is written, so a leaf map built
+ * before the leaf split is still right about it.
+ */
+static void
+check_leaf_reached(Relation index, Buffer buf, const PermKey *key)
+{
+	PermPageOpaque opaque = PermPageGetOpaque(BufferGetPage(buf));
+
+	if (opaque->level == 0 && key->key < opaque->lokey)
+		PermReportCorruption(index, BufferGetBlockNumber(buf),
+							 psprintf("A search for key %016llX reached this leaf, whose low key is %016llX: a downlink or a right-link leads past the leaf that owns the key.",
+									  (unsigned long long) key->key,
+									  (unsigned long long) opaque->lokey));
+}
+
 /* The leftmost page of a level (level <= the root's), share-locked */
 static Buffer
 leftmost_page(Relation index, int table, int target_level)
@@ -61,7 +82,11 @@ leftmost_page(Relation index, int table, int target_level)
 
 		buf = PermReadPage(index, from, blkno, BUFFER_LOCK_SHARE, table, level);
 		if (level == target_level)
+		{
+			/* the leftmost leaf starts at key 0: nothing lies left of it */
+			check_leaf_reached(index, buf, &PermMinKey);
 			return buf;
+		}
 		from = blkno;
 		PermReadInternalEntry(BufferGetPage(buf), 0, &k, &blkno);
 		UnlockReleaseBuffer(buf);
@@ -261,6 +286,7 @@ descend_by_map(Relation index, int table, const PermKey *key, int lockmode)
 	buf = PermReadPageRecent(index, map->blocks[i], &map->recent[i],
 							 lockmode, table, 0);
 	buf = move_right(index, buf, key, lockmode, &moves);
+	check_leaf_reached(index, buf, key);
 	if (moves > LEAF_MAP_MAX_MOVES)
 		map->stale = true;
 	return buf;
@@ -325,7 +351,10 @@ PermDescend(Relation index, int table, const PermKey *key, int target_level,
 		buf = PermReadPage(index, from, blkno, mode, table, level);
 		buf = move_right(index, buf, key, mode, &moves);
 		if (level == target_level)
+		{
+			check_leaf_reached(index, buf, key);
 			return buf;
+		}
 		page = BufferGetPage(buf);
 		from = BufferGetBlockNumber(buf);
 		blkno = choose_child(page, key);

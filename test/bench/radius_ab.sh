@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
-# A/B of radius searches above the index's design radius between two
-# revisions, with the sequential scan beside them, in one run.
+# A/B of index searches between two revisions, with the sequential scan
+# beside them, in one run.
 #
 #   bash test/bench/radius_ab.sh REV_A REV_B [ROWS]      (default 1000000)
+#   KS="3 knn10" bash test/bench/radius_ab.sh REV_A REV_B
 #
 # Builds both revisions (simhash_ab_start, tools/common.sh) and loads the
 # index benchmarks' data (simhash_bench_data: ROWS fingerprints plus 1%
 # planted near-duplicates, fixed seed) with a default simhash_perm index
 # (design radius 3).  For each k in KS (default "8 12"), the query is
 #   SELECT count(*) FROM fps WHERE hamming_near(fp, q, k)
+# and for an entry knnN of KS the N nearest neighbours
+#   SELECT id FROM fps ORDER BY fp <-> q LIMIT N
 # for the 500 random fingerprints of bench_q.  First, in both builds, the
-# counts through the index must equal the sequential scan's for 100 of
-# them; the run fails otherwise.  Then pgbench -M prepared, 2 clients,
+# counts (for knnN: the distances, in order) through the index must equal
+# the sequential scan's for 100 of them; the run fails otherwise.  Then pgbench -M prepared, 2 clients,
 # SECONDS_PER_RUN seconds: the sequential scan once per k, and RUNS rounds
 # alternating the two builds (each round opens new connections).  Reports
 # medians, B / A, and each build against the sequential scan.
@@ -37,27 +40,45 @@ echo "== data: $ROWS fingerprints + 1% planted near-duplicates, default index"
 simhash_bench_data "$ROWS"
 q -c "CREATE INDEX fps_perm ON fps USING simhash_perm (fp)" -c "ANALYZE fps"
 
+# the query of a KS entry, for the bench_q row b
+answer_sql() {
+	case $1 in
+	knn*) echo "(SELECT string_agg(d::text, ',' ORDER BY d) FROM (SELECT fp <-> b.fp AS d FROM fps ORDER BY fp <-> b.fp LIMIT ${1#knn}) x)" ;;
+	*) echo "(SELECT count(*)::text FROM fps WHERE hamming_near(fp, b.fp, $1))" ;;
+	esac
+}
+
 for k in $KS; do
+	case $k in
+	knn*) query="SELECT id FROM fps ORDER BY fp <-> :fp LIMIT ${k#knn};" ;;
+	*) query="SELECT count(*) FROM fps WHERE hamming_near(fp, :fp, $k);" ;;
+	esac
 	cat >"$WORK/k$k.sql" <<-S
 		\\set qid random(501, 1000)
 		SELECT fp FROM bench_q WHERE qid = :qid \\gset
-		SELECT count(*) FROM fps WHERE hamming_near(fp, :fp, $k);
+		$query
 	S
 done
 chmod 644 "$WORK"/*.sql
 
-echo "== exactness: 100 random queries per k, counts through the index against the sequential scan"
-q -c "SET enable_indexscan = off; SET enable_bitmapscan = off;
-	CREATE TABLE radius_truth AS
-	  SELECT qid, k, (SELECT count(*) FROM fps WHERE hamming_near(fp, b.fp, k)) AS n
-	    FROM bench_q b, unnest('{${KS// /,}}'::int[]) k WHERE qid BETWEEN 501 AND 600"
+echo "== exactness: 100 random queries per k, answers through the index against the sequential scan"
+q -c "CREATE TABLE radius_truth (qid int, k text, n text)"
+for k in $KS; do
+	q -c "SET enable_indexscan = off; SET enable_bitmapscan = off;
+		INSERT INTO radius_truth SELECT qid, '$k', $(answer_sql "$k")
+		  FROM bench_q b WHERE qid BETWEEN 501 AND 600"
+done
 for v in A B; do
 	simhash_ab_use $v
-	wrong=$(q -At -c "SET enable_seqscan = off; SET enable_bitmapscan = off;
-		SELECT count(*) FROM radius_truth t JOIN bench_q b USING (qid)
-		 WHERE n <> (SELECT count(*) FROM fps WHERE hamming_near(fp, b.fp, t.k))")
-	echo "   build $v: $wrong wrong counts"
-	[ "$wrong" = 0 ] || { echo "build $v: the index's counts differ from the sequential scan's" >&2; exit 1; }
+	wrong=0
+	for k in $KS; do
+		w=$(q -At -c "SET enable_seqscan = off; SET enable_bitmapscan = off;
+			SELECT count(*) FROM radius_truth t JOIN bench_q b USING (qid)
+			 WHERE t.k = '$k' AND n IS DISTINCT FROM $(answer_sql "$k")")
+		wrong=$((wrong + w))
+	done
+	echo "   build $v: $wrong wrong answers"
+	[ "$wrong" = 0 ] || { echo "build $v: the index's answers differ from the sequential scan's" >&2; exit 1; }
 done
 
 {
@@ -89,7 +110,7 @@ for k in sys.argv[2:]:
     seq = tps[f"seq_k{k}"][0]
     a = statistics.median(tps[f"A_k{k}"])
     b = statistics.median(tps[f"B_k{k}"])
-    print(f"  k = {k}: sequential scan {seq:.1f}, A {a:.1f} ({a / seq:.1f}x the scan), "
+    print(f"  {'k = ' + k if k.isdigit() else k}: sequential scan {seq:.1f}, A {a:.1f} ({a / seq:.1f}x the scan), "
           f"B {b:.1f} ({b / seq:.1f}x the scan), B / A {b / a:.2f}x")
 PY
 echo "report: $REPORT"
