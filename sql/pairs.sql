@@ -164,7 +164,7 @@ SELECT (SELECT count(*) FROM comp) AS rows_with_duplicates,
        (SELECT count(DISTINCT cluster) FROM cl) AS clusters;
 -- every row of an identical run in one cluster, named by its smallest id
 SELECT cluster, count(*) FROM cl WHERE id BETWEEN 30000 AND 31999 GROUP BY 1 ORDER BY 1;
--- with singletons: every row with a fingerprint, NULL for rows without
+-- with singletons: every row with a fingerprint (rows without one are skipped)
 SELECT count(*) AS all_rows, count(*) FILTER (WHERE id = cluster) AS own_cluster,
        count(*) FILTER (WHERE cluster IS NULL) AS no_fingerprint
   FROM simhash_clusters('d', 'id', 'fp', 3, singletons => true) AS c(id bigint, cluster bigint);
@@ -264,7 +264,7 @@ SELECT * FROM simhash_clusters('d', 'id', 'fp', 3) AS c(id bigint);
 CREATE VIEW dv AS SELECT * FROM d;
 SELECT * FROM simhash_pairs('dv', 'id', 'fp', 3) AS p(a bigint, b bigint, distance int);
 SELECT * FROM simhash_pairs('d', 'id', 'fp', NULL) AS p(a bigint, b bigint, distance int);
--- an empty table, a table of NULL fingerprints
+-- an empty table, a table of NULL fingerprints (none of them in a cluster)
 CREATE TABLE empty (id int, fp simhash);
 SELECT count(*) FROM simhash_pairs('empty', 'id', 'fp', 3) AS p(a int, b int, distance int);
 INSERT INTO empty SELECT g, NULL FROM generate_series(1, 10) g;
@@ -272,6 +272,9 @@ SELECT count(*) FROM simhash_clusters('empty', 'id', 'fp', 3, true) AS c(id int,
 -- a NULL key in a row with a near-duplicate
 INSERT INTO empty VALUES (NULL, '0123456789abcdef'), (5, '0123456789abcdee');
 SELECT * FROM simhash_pairs('empty', 'id', 'fp', 3) AS p(a int, b int, distance int);
+-- a relation that does not exist, by OID
+SELECT * FROM simhash_pairs(0, 'id', 'fp', 3) AS p(a int, b int, distance int);
+SELECT * FROM simhash_clusters(0, 'id', 'fp', 3) AS c(id int, cluster int);
 -- the table's privileges apply
 CREATE ROLE simhash_pairs_nobody;
 SET ROLE simhash_pairs_nobody;
@@ -282,6 +285,25 @@ DROP ROLE simhash_pairs_nobody;
 SELECT count(*) FROM simhash_pairs('t', 'name', 'fp', 3, progress => true) AS p(a text, b text, distance int);
 SELECT count(*) FROM simhash_clusters('same', 'id', 'fp', 3, progress => true) AS c(id int, cluster int);
 
+-- A result too large to list (a million copies of one fingerprint are
+-- 5 x 10^11 pairs) is announced before its first pair is written, and a
+-- statement_timeout ends the run promptly: the comparison loop checks for
+-- interrupts every few thousand comparisons.  Before it did, this run
+-- went on for over 30 s past its 1 s timeout; the bound here is generous
+-- for a loaded machine.
+CREATE TABLE huge AS
+SELECT g AS id, '0123456789abcdef'::simhash AS fp FROM generate_series(1, 1000000) g;
+SET max_parallel_workers_per_gather = 0;
+CREATE TABLE huge_start AS SELECT clock_timestamp() AS t;
+SET statement_timeout = '1s';
+SELECT count(*) FROM simhash_pairs('huge', 'id', 'fp', 3) AS p(a int, b int, distance int);
+RESET statement_timeout;
+SELECT clock_timestamp() - t < interval '15 s' AS ended_promptly FROM huge_start;
+-- clusters join the copies without comparing them pair by pair
+SELECT count(*), count(DISTINCT cluster)
+  FROM simhash_clusters('huge', 'id', 'fp', 3) AS c(id int, cluster int);
+RESET max_parallel_workers_per_gather;
+
 DROP VIEW dv;
-DROP TABLE d, ks, truth, found, small, t, cl, same, batch, empty;
+DROP TABLE d, ks, truth, found, small, t, cl, same, batch, empty, huge, huge_start;
 DROP FUNCTION pseudo_fp(bigint), flip_bits(simhash, bigint, int);

@@ -96,7 +96,11 @@ open_source(PairsState *ps, Oid relid, Name key, Name fp, int k)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("k must be between 0 and %d, not %d", PAIRS_MAX_K, k)));
 
-	ps->rel = table_open(relid, AccessShareLock);
+	ps->rel = try_table_open(relid, AccessShareLock);
+	if (ps->rel == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
 	if (ps->rel->rd_rel->relkind != RELKIND_RELATION &&
 		ps->rel->rd_rel->relkind != RELKIND_MATVIEW)
 		ereport(ERROR,
@@ -498,11 +502,13 @@ simhash_clusters(PG_FUNCTION_ARGS)
 			CHECK_FOR_INTERRUPTS();
 			if (hash_search(ps.uf_hash, &ps.slot->tts_tid, HASH_FIND, NULL))
 				continue;
-			values[0] = slot_getattr(ps.slot, ps.keyatt, &nulls[0]);
-			/* a row without fingerprint belongs to no cluster */
+			/* a row without fingerprint belongs to no cluster: skipped */
 			slot_getattr(ps.slot, ps.fpatt, &nulls[1]);
+			if (nulls[1])
+				continue;
+			values[0] = slot_getattr(ps.slot, ps.keyatt, &nulls[0]);
 			values[1] = values[0];
-			nulls[1] = nulls[1] || nulls[0];
+			nulls[1] = nulls[0];
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 		}
 		table_endscan(scan);

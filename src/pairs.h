@@ -144,6 +144,7 @@ typedef struct PairsState
 	PermGroupSort *sort;		/* of the tables, restarted for each */
 	int64		compared;
 	int64		found;
+	bool		size_noticed;	/* pairs: the NOTICE of a huge result is out */
 	instr_time	start;
 
 	/* pairs: the result */

@@ -227,8 +227,63 @@ found_link(PairsState *ps, ItemPointer x, ItemPointer y, int distance)
 }
 
 /*
+ * A group of more candidate pairs than this has its pairs estimated before
+ * it is compared, and a result of more pairs than PAIRS_NOTICE_PAIRS (some
+ * 4 GB in the result's tuplestore) is announced before it is written.
+ */
+#define PAIRS_LARGE_GROUP	1.0e7
+#define PAIRS_NOTICE_PAIRS	1.0e8
+#define PAIRS_SAMPLE		1024
+
+/*
+ * The pairs within k in a large group, estimated from PAIRS_SAMPLE pairs
+ * of it drawn by a fixed-seed generator (xorshift64), so a run is
+ * repeatable.  A million copies of one fingerprint are 5 x 10^11 pairs:
+ * the user hears of it before the first of them is written, with the way
+ * out (simhash_clusters, which joins copies without listing the pairs).
+ */
+SIMHASH_POPCNT
+static void
+notice_large_group(PairsState *ps, PairRec *group, int n)
+{
+	double		candidates = (double) n * (n - 1) / 2;
+	uint64		x = UINT64CONST(0x9E3779B97F4A7C15) ^ (uint64) n;
+	int			hits = 0;
+	int			s;
+	double		estimate;
+
+	for (s = 0; s < PAIRS_SAMPLE; s++)
+	{
+		int			i,
+					j;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		i = (int) ((x & PG_UINT32_MAX) % (uint64) n);
+		j = (int) ((x >> 32) % (uint64) (n - 1));
+		if (j >= i)
+			j++;
+		if (simhash_hamming(group[i].key, group[j].key) <= ps->k)
+			hits++;
+	}
+	estimate = candidates * hits / PAIRS_SAMPLE + (double) ps->found;
+	if (estimate < PAIRS_NOTICE_PAIRS)
+		return;
+	ps->size_noticed = true;
+	ereport(NOTICE,
+			(errmsg("simhash_pairs will return about %.3g pairs", estimate),
+			 errdetail("%d rows of \"%s\" share a prefix, and about %.0f%% of their %.3g pairs lie within %d bits.",
+					   n, RelationGetRelationName(ps->rel),
+					   100.0 * hits / PAIRS_SAMPLE, candidates, ps->k),
+			 errhint("simhash_clusters() groups such rows without listing every pair; temp_file_limit bounds the temporary space a run may write.")));
+}
+
+/*
  * Compare one group of equal prefixes pair by pair.  In cluster mode the
- * group holds one record per distinct fingerprint.
+ * group holds one record per distinct fingerprint.  A group of many copies
+ * of one fingerprint makes every comparison a pair written out: interrupts
+ * are checked every few thousand comparisons, not only between rows.
  */
 SIMHASH_POPCNT
 static void
@@ -239,14 +294,21 @@ compare_group(PairsState *ps, PairRec *group, int n)
 				e;
 	int			nearlier = ps->table;
 
+	if (!ps->clusters && !ps->size_noticed &&
+		(double) n * (n - 1) / 2 > PAIRS_LARGE_GROUP)
+		notice_large_group(ps, group, n);
+
 	for (i = 0; i < n; i++)
 	{
+		CHECK_FOR_INTERRUPTS();
 		for (j = i + 1; j < n; j++)
 		{
 			uint64		diff = group[i].key ^ group[j].key;
 			int			d = simhash_hamming(group[i].key, group[j].key);
 			bool		seen = false;
 
+			if (((j - i) & 4095) == 0)
+				CHECK_FOR_INTERRUPTS();
 			if (d > ps->k)
 				continue;
 			/* found already in a table where the two share a prefix? */
@@ -261,8 +323,6 @@ compare_group(PairsState *ps, PairRec *group, int n)
 			ps->found++;
 			found_link(ps, &group[i].tid, &group[j].tid, d);
 		}
-		if ((i & 255) == 255)
-			CHECK_FOR_INTERRUPTS();
 	}
 	ps->compared += (int64) n * (n - 1) / 2;
 }

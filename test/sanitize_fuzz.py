@@ -25,7 +25,10 @@ reindexes and checks it, querying it with random radii through index and
 bitmap scans, joins and prepared statements.  Each index answer is compared
 with a sequential scan's; a difference prints MISMATCH and fails the run.
 
-SQL errors are expected and ignored.  The run stops and fails if psql
+SQL errors are expected and ignored, except an internal error (SQLSTATE
+XX000, what elog(ERROR) raises): every error a user can reach must carry
+a SQLSTATE of its own class, so such an error fails the run (psql runs
+with VERBOSITY=verbose to show the codes).  The run stops and fails if psql
 loses its connection (a backend died), if the server log shows a backend
 terminated by a signal or exiting abnormally, an UndefinedBehaviorSanitizer
 "runtime error:" or an AddressSanitizer report, or if a file appears in
@@ -725,7 +728,7 @@ def main():
                 f.write(b'\n'.join(stmts) + b'\n')
             env = dict(os.environ, PGCLIENTENCODING='SQL_ASCII' if enc == 'SQL_ASCII' else 'UTF8')
             p = subprocess.run(['psql', '-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=0',
-                                '-d', name, '-f', path],
+                                '-v', 'VERBOSITY=verbose', '-d', name, '-f', path],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
             statements += len(stmts)
             batches += 1
@@ -747,6 +750,10 @@ def main():
             # for memory errors
             why += ['wrong answer: ' + line.decode('utf-8', 'replace')[:300]
                     for line in p.stdout.splitlines() if line.startswith(b'MISMATCH')]
+            # every error a user can reach has a SQLSTATE of its own class,
+            # not XX000 (internal_error, what elog(ERROR) gives)
+            why += ['internal error: ' + line.decode('utf-8', 'replace')[:300]
+                    for line in p.stderr.splitlines() if re.search(rb'ERROR:\s+XX000:', line)]
             if why:
                 failed.append((name, b, why))
                 if args.keep_dir:
