@@ -40,17 +40,20 @@ echo "== data: $ROWS fingerprints + 1% planted near-duplicates, default index"
 simhash_bench_data "$ROWS"
 q -c "CREATE INDEX fps_perm ON fps USING simhash_perm (fp)" -c "ANALYZE fps"
 
+# the fingerprint type: simhash64 since 1.4, simhash before
+FPTYPE=$(q -At -c "SELECT typname FROM pg_type WHERE typinput = 'simhash_in'::regproc")
+
 # the query of a KS entry, for the bench_q row b
 answer_sql() {
 	case $1 in
-	knn*) echo "(SELECT string_agg(d::text, ',' ORDER BY d) FROM (SELECT fp <-> b.fp AS d FROM fps ORDER BY fp <-> b.fp LIMIT ${1#knn}) x)" ;;
+	knn*) echo "(SELECT string_agg(d::text, ',' ORDER BY d) FROM (SELECT hamming_distance(fp, b.fp) AS d FROM fps ORDER BY fp <-> b.fp::$FPTYPE LIMIT ${1#knn}) x)" ;;
 	*) echo "(SELECT count(*)::text FROM fps WHERE hamming_near(fp, b.fp, $1))" ;;
 	esac
 }
 
 for k in $KS; do
 	case $k in
-	knn*) query="SELECT id FROM fps ORDER BY fp <-> :fp LIMIT ${k#knn};" ;;
+	knn*) query="SELECT id FROM fps ORDER BY fp <-> :fp::bigint::$FPTYPE LIMIT ${k#knn};" ;;
 	*) query="SELECT count(*) FROM fps WHERE hamming_near(fp, :fp, $k);" ;;
 	esac
 	cat >"$WORK/k$k.sql" <<-S
