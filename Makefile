@@ -44,7 +44,8 @@ EXTENSION = simhash
 # installs and simhash--PREV--X.sql for updates (test "upgrade" compares them).
 DATA = simhash--1.0.sql simhash--1.0--1.1.sql simhash--1.1.sql \
 	simhash--1.1--1.2.sql simhash--1.2.sql \
-	simhash--1.2--1.3.sql simhash--1.3.sql
+	simhash--1.2--1.3.sql simhash--1.3.sql \
+	simhash--1.3--1.4.sql simhash--1.4.sql
 
 REGRESS = type hamming fingerprint fingerprint_golden verification perm_build perm_scan perm_growth perm_check perm_format perm_knn perm_security pairs upgrade
 REGRESS_OPTS = --load-extension=simhash

@@ -49,7 +49,7 @@ def main():
 
     print("== fingerprinting")
     timed("UPDATE texts SET fp = simhash(body)",
-          "ALTER TABLE texts ADD COLUMN fp simhash; UPDATE texts SET fp = simhash(body)")
+          "ALTER TABLE texts ADD COLUMN fp simhash64; UPDATE texts SET fp = simhash(body)")
 
     # simhash_pairs() sorts the table once per permuted table and compares
     # neighbours: every pair within k, exactly, in one statement.

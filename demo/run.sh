@@ -21,5 +21,5 @@ simhash_cluster_start
 psql -q -c 'CREATE EXTENSION simhash'
 echo "== loading apt's package descriptions"
 simhash_load_corpus docs
-psql -q -c 'ALTER TABLE docs ADD COLUMN fp simhash'
+psql -q -c 'ALTER TABLE docs ADD COLUMN fp simhash64'
 python3 demo/near_duplicates.py --k "$K"

@@ -1,24 +1,24 @@
 --
 -- Hamming distance and the within-k test, for simhash and bigint.
 --
-SELECT hamming_distance('0000000000000000'::simhash, '0000000000000000') AS zero,
-       hamming_distance('0000000000000000'::simhash, 'ffffffffffffffff') AS all64,
-       hamming_distance('8000000000000000'::simhash, '0000000000000001') AS two,
-       hamming_distance('ffffffffffffffff'::simhash, '7fffffffffffffff') AS top_bit;
-SELECT '0f0f0f0f0f0f0f0f'::simhash <-> 'f0f0f0f0f0f0f0f0' AS op_all,
-       '0000000000000003'::simhash <-> '0000000000000001' AS op_one;
+SELECT hamming_distance('0000000000000000'::simhash64, '0000000000000000') AS zero,
+       hamming_distance('0000000000000000'::simhash64, 'ffffffffffffffff') AS all64,
+       hamming_distance('8000000000000000'::simhash64, '0000000000000001') AS two,
+       hamming_distance('ffffffffffffffff'::simhash64, '7fffffffffffffff') AS top_bit;
+SELECT '0f0f0f0f0f0f0f0f'::simhash64 <-> 'f0f0f0f0f0f0f0f0' AS op_all,
+       '0000000000000003'::simhash64 <-> '0000000000000001' AS op_one;
 
 -- hamming_near is inclusive: distance <= k
-SELECT k, hamming_near('0000000000000000'::simhash, '0000000000000007', k)
+SELECT k, hamming_near('0000000000000000'::simhash64, '0000000000000007', k)
   FROM generate_series(0, 5) k;
-SELECT hamming_near('0000000000000000'::simhash, 'ffffffffffffffff', 64) AS k64,
-       hamming_near('0000000000000000'::simhash, 'ffffffffffffffff', 63) AS k63,
-       hamming_near('1234567890abcdef'::simhash, '1234567890abcdef', 0) AS k0;
+SELECT hamming_near('0000000000000000'::simhash64, 'ffffffffffffffff', 64) AS k64,
+       hamming_near('0000000000000000'::simhash64, 'ffffffffffffffff', 63) AS k63,
+       hamming_near('1234567890abcdef'::simhash64, '1234567890abcdef', 0) AS k0;
 
 -- k outside 0..64 is an error naming k (SQLSTATE 22023)
 \set VERBOSITY default
-SELECT hamming_near('0000000000000000'::simhash, '0000000000000000', -1);
-SELECT hamming_near('0000000000000000'::simhash, '0000000000000000', 65);
+SELECT hamming_near('0000000000000000'::simhash64, '0000000000000000', -1);
+SELECT hamming_near('0000000000000000'::simhash64, '0000000000000000', 65);
 SELECT hamming_near(0::bigint, 0::bigint, 2147483647);
 \set VERBOSITY terse
 DO $$
@@ -29,10 +29,10 @@ EXCEPTION WHEN invalid_parameter_value THEN
 END $$;
 
 -- NULL in, NULL out
-SELECT hamming_distance(NULL::simhash, '0000000000000000') IS NULL AS d,
-       hamming_near(NULL::simhash, '0000000000000000', 3) IS NULL AS n1,
-       hamming_near('0000000000000000'::simhash, '0000000000000000', NULL) IS NULL AS n2,
-       (NULL::simhash <-> '0000000000000000') IS NULL AS op;
+SELECT hamming_distance(NULL::simhash64, '0000000000000000') IS NULL AS d,
+       hamming_near(NULL::simhash64, '0000000000000000', 3) IS NULL AS n1,
+       hamming_near('0000000000000000'::simhash64, '0000000000000000', NULL) IS NULL AS n2,
+       (NULL::simhash64 <-> '0000000000000000') IS NULL AS op;
 
 -- bigint forms: all 64 bits count, including the sign bit
 SELECT hamming_distance(-1::bigint, 0::bigint) AS all64,
@@ -46,10 +46,10 @@ CREATE TEMP TABLE pairs AS
     FROM generate_series(1, 5000) g;
 SELECT count(*) AS agree FROM pairs
  WHERE hamming_distance(a, b) = bit_count((a # b)::bit(64))
-   AND hamming_distance(a::simhash, b::simhash) = bit_count((a # b)::bit(64))
-   AND a::simhash <-> b::simhash = hamming_distance(a, b)
+   AND hamming_distance(a::simhash64, b::simhash64) = bit_count((a # b)::bit(64))
+   AND a::simhash64 <-> b::simhash64 = hamming_distance(a, b)
    AND hamming_near(a, b, 30) = (bit_count((a # b)::bit(64)) <= 30)
-   AND hamming_near(a::simhash, b::simhash, 34) = (bit_count((a # b)::bit(64)) <= 34);
+   AND hamming_near(a::simhash64, b::simhash64, 34) = (bit_count((a # b)::bit(64)) <= 34);
 -- distance is symmetric and a metric
 SELECT bool_and(hamming_distance(a, b) = hamming_distance(b, a)) AS symmetric,
        bool_and(hamming_distance(a, a) = 0) AS identity
@@ -57,6 +57,6 @@ SELECT bool_and(hamming_distance(a, b) = hamming_distance(b, a)) AS symmetric,
 
 -- ORDER BY distance
 SELECT fp, fp <-> '0000000000000000' AS d
-  FROM (VALUES ('000000000000000f'::simhash), ('0000000000000001'), ('00000000000000ff'),
+  FROM (VALUES ('000000000000000f'::simhash64), ('0000000000000001'), ('00000000000000ff'),
                ('0000000000000000')) v(fp)
  ORDER BY fp <-> '0000000000000000', fp;

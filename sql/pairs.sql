@@ -3,18 +3,18 @@
 -- cluster of a table, equal to the self-join on hamming_near.
 --
 \set VERBOSITY terse
-CREATE FUNCTION pseudo_fp(g bigint) RETURNS simhash LANGUAGE sql IMMUTABLE
-  AS $$ SELECT ((hashint8(g)::bigint << 32) | (hashint8(-g - 1)::bigint & 4294967295))::simhash $$;
-CREATE FUNCTION flip_bits(fp simhash, seed bigint, n int) RETURNS simhash LANGUAGE sql IMMUTABLE
+CREATE FUNCTION pseudo_fp(g bigint) RETURNS simhash64 LANGUAGE sql IMMUTABLE
+  AS $$ SELECT ((hashint8(g)::bigint << 32) | (hashint8(-g - 1)::bigint & 4294967295))::simhash64 $$;
+CREATE FUNCTION flip_bits(fp simhash64, seed bigint, n int) RETURNS simhash64 LANGUAGE sql IMMUTABLE
   AS $$ SELECT (fp::bigint # coalesce((SELECT bit_or(1::bigint << ((hashint8(seed * 64 + i) & 63)::int))
-                                         FROM generate_series(1, n) i), 0))::simhash $$;
+                                         FROM generate_series(1, n) i), 0))::simhash64 $$;
 
 -- uniform, planted clusters, skewed prefixes, identical runs, NULLs
-CREATE TABLE d (id bigint PRIMARY KEY, shape text, fp simhash);
+CREATE TABLE d (id bigint PRIMARY KEY, shape text, fp simhash64);
 INSERT INTO d SELECT g, 'uniform', pseudo_fp(g) FROM generate_series(1, 4000) g;
 INSERT INTO d SELECT 10000 + c * 10 + j, 'planted', flip_bits(pseudo_fp(c), c * 100 + j, 1 + j % 6)
   FROM generate_series(1, 300) c, generate_series(1, 5) j;
-INSERT INTO d SELECT 20000 + g, 'skewed', (pseudo_fp(g + 100000)::bigint & 1099511627775 & ~(x'9249249249249249'::bigint))::simhash
+INSERT INTO d SELECT 20000 + g, 'skewed', (pseudo_fp(g + 100000)::bigint & 1099511627775 & ~(x'9249249249249249'::bigint))::simhash64
   FROM generate_series(1, 1500) g;
 INSERT INTO d SELECT 30000 + g, 'identical', '00000000000000ff' FROM generate_series(1, 150) g;
 INSERT INTO d SELECT 31000 + g, 'identical', '00000000000001ff' FROM generate_series(1, 100) g;
@@ -170,7 +170,7 @@ SELECT count(*) AS all_rows, count(*) FILTER (WHERE id = cluster) AS own_cluster
   FROM simhash_clusters('d', 'id', 'fp', 3, singletons => true) AS c(id bigint, cluster bigint);
 
 -- many identical fingerprints: linear, no pair by pair comparison
-CREATE TABLE same AS SELECT g AS id, '0123456789abcdef'::simhash AS fp FROM generate_series(1, 20000) g;
+CREATE TABLE same AS SELECT g AS id, '0123456789abcdef'::simhash64 AS fp FROM generate_series(1, 20000) g;
 INSERT INTO same SELECT 100000 + g, flip_bits('0123456789abcdef', g, 2) FROM generate_series(1, 10) g;
 SELECT count(*), count(DISTINCT cluster), min(cluster)
   FROM simhash_clusters('same', 'id', 'fp', 3) AS c(id int, cluster int);
@@ -234,7 +234,7 @@ SELECT count(*) AS flagged, count(*) FILTER (WHERE duplicate_of >= id) AS flagge
 -- incremental: a new batch against the cleaned table and against itself,
 -- in one transaction, through the index
 DELETE FROM d WHERE duplicate_of IS NOT NULL;
-CREATE TABLE batch (id bigint, fp simhash);
+CREATE TABLE batch (id bigint, fp simhash64);
 INSERT INTO batch SELECT 50000 + id, flip_bits(fp, id, 2) FROM d WHERE id % 97 = 0 AND fp IS NOT NULL ORDER BY id LIMIT 30;
 INSERT INTO batch SELECT 60000 + g, pseudo_fp(900000 + g) FROM generate_series(1, 30) g;
 INSERT INTO batch SELECT 70000 + g, flip_bits(pseudo_fp(900000 + g), g, 1) FROM generate_series(1, 5) g;
@@ -265,7 +265,7 @@ CREATE VIEW dv AS SELECT * FROM d;
 SELECT * FROM simhash_pairs('dv', 'id', 'fp', 3) AS p(a bigint, b bigint, distance int);
 SELECT * FROM simhash_pairs('d', 'id', 'fp', NULL) AS p(a bigint, b bigint, distance int);
 -- an empty table, a table of NULL fingerprints (none of them in a cluster)
-CREATE TABLE empty (id int, fp simhash);
+CREATE TABLE empty (id int, fp simhash64);
 SELECT count(*) FROM simhash_pairs('empty', 'id', 'fp', 3) AS p(a int, b int, distance int);
 INSERT INTO empty SELECT g, NULL FROM generate_series(1, 10) g;
 SELECT count(*) FROM simhash_clusters('empty', 'id', 'fp', 3, true) AS c(id int, cluster int);
@@ -292,7 +292,7 @@ SELECT count(*) FROM simhash_clusters('same', 'id', 'fp', 3, progress => true) A
 -- went on for over 30 s past its 1 s timeout; the bound here is generous
 -- for a loaded machine.
 CREATE TABLE huge AS
-SELECT g AS id, '0123456789abcdef'::simhash AS fp FROM generate_series(1, 1000000) g;
+SELECT g AS id, '0123456789abcdef'::simhash64 AS fp FROM generate_series(1, 1000000) g;
 SET max_parallel_workers_per_gather = 0;
 CREATE TABLE huge_start AS SELECT clock_timestamp() AS t;
 SET statement_timeout = '1s';
@@ -306,4 +306,4 @@ RESET max_parallel_workers_per_gather;
 
 DROP VIEW dv;
 DROP TABLE d, ks, truth, found, small, t, cl, same, batch, empty, huge, huge_start;
-DROP FUNCTION pseudo_fp(bigint), flip_bits(simhash, bigint, int);
+DROP FUNCTION pseudo_fp(bigint), flip_bits(simhash64, bigint, int);

@@ -5,8 +5,8 @@
 \set VERBOSITY terse
 
 -- deterministic pseudo-random fingerprints
-CREATE FUNCTION pseudo_fp(g bigint) RETURNS simhash LANGUAGE sql IMMUTABLE
-  AS $$ SELECT ((hashint8(g)::bigint << 32) | (hashint8(-g - 1)::bigint & 4294967295))::simhash $$;
+CREATE FUNCTION pseudo_fp(g bigint) RETURNS simhash64 LANGUAGE sql IMMUTABLE
+  AS $$ SELECT ((hashint8(g)::bigint << 32) | (hashint8(-g - 1)::bigint & 4294967295))::simhash64 $$;
 
 -- the access method and its operator classes are valid
 SELECT amname, amtype FROM pg_am WHERE amname = 'simhash_perm';
@@ -16,7 +16,7 @@ SELECT pg_indexam_has_property((SELECT oid FROM pg_am WHERE amname = 'simhash_pe
   FROM unnest(ARRAY['can_order', 'can_unique', 'can_multi_col', 'can_exclude', 'can_include']) p;
 
 -- an empty table
-CREATE TABLE empty_t (id int, fp simhash);
+CREATE TABLE empty_t (id int, fp simhash64);
 CREATE INDEX empty_idx ON empty_t USING simhash_perm (fp);
 SELECT table_no, prefix_bits, height, entries FROM simhash_perm_info('empty_idx');
 SET enable_seqscan = off;
@@ -26,7 +26,7 @@ SELECT count(*) FROM empty_t WHERE hamming_near(fp, pseudo_fp(77), 0);
 RESET enable_seqscan;
 
 -- layout options: defaults, other designs, and their limits
-CREATE TABLE t (id int, fp simhash);
+CREATE TABLE t (id int, fp simhash64);
 INSERT INTO t SELECT g, pseudo_fp(g) FROM generate_series(1, 5000) g;
 INSERT INTO t VALUES (0, NULL), (-1, NULL);
 CREATE INDEX t_default ON t USING simhash_perm (fp);
@@ -64,18 +64,18 @@ CREATE INDEX t_k8 ON t USING simhash_perm (fp) WITH (max_distance = 8);
 SELECT count(*) AS tables, min(prefix_bits), max(prefix_bits) FROM simhash_perm_info('t_k8');
 SET enable_seqscan = off;
 EXPLAIN (COSTS OFF)
-SELECT id FROM t WHERE hamming_near(fp, (pseudo_fp(10)::bigint # 255)::simhash, 9);
+SELECT id FROM t WHERE hamming_near(fp, (pseudo_fp(10)::bigint # 255)::simhash64, 9);
 -- row 10 is 8 bits from the query
 SELECT k, array_agg(id ORDER BY id) AS index_ids
   FROM generate_series(7, 10) k
-  LEFT JOIN t ON hamming_near(fp, (pseudo_fp(10)::bigint # 255)::simhash, k)
+  LEFT JOIN t ON hamming_near(fp, (pseudo_fp(10)::bigint # 255)::simhash64, k)
   GROUP BY k ORDER BY k;
 RESET enable_seqscan;
 SET enable_indexscan = off;
 SET enable_bitmapscan = off;
 SELECT k, array_agg(id ORDER BY id) AS seqscan_ids
   FROM generate_series(7, 10) k
-  LEFT JOIN t ON hamming_near(fp, (pseudo_fp(10)::bigint # 255)::simhash, k)
+  LEFT JOIN t ON hamming_near(fp, (pseudo_fp(10)::bigint # 255)::simhash64, k)
   GROUP BY k ORDER BY k;
 RESET enable_indexscan;
 RESET enable_bitmapscan;
@@ -98,8 +98,8 @@ RESET enable_seqscan;
 
 -- the query type
 SELECT simhash_within('0123456789abcdef', 3), '0123456789ABCDEF/7'::simhash_query;
-SELECT '0123456789abcdef'::simhash <@ simhash_within('0123456789abcdee', 1) AS inside,
-       '0123456789abcdef'::simhash <@ simhash_within('0123456789abcdec', 1) AS outside;
+SELECT '0123456789abcdef'::simhash64 <@ simhash_within('0123456789abcdee', 1) AS inside,
+       '0123456789abcdef'::simhash64 <@ simhash_within('0123456789abcdec', 1) AS outside;
 SELECT simhash_within('0123456789abcdef', 65);
 SELECT '0123456789abcdef/x'::simhash_query;
 SELECT '0123456789abcdef'::simhash_query;
@@ -129,7 +129,7 @@ SELECT id FROM t WHERE hamming_near(fp, pseudo_fp(42), 2);
 RESET enable_seqscan;
 
 -- an unlogged table (init fork from ambuildempty)
-CREATE UNLOGGED TABLE u (id int, fp simhash);
+CREATE UNLOGGED TABLE u (id int, fp simhash64);
 CREATE INDEX u_idx ON u USING simhash_perm (fp);
 INSERT INTO u SELECT g, pseudo_fp(g) FROM generate_series(1, 3000) g;
 SET enable_seqscan = off;

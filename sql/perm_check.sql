@@ -4,10 +4,10 @@
 -- incomplete split); bad arguments and missing privileges are clean errors.
 --
 \set VERBOSITY terse
-CREATE FUNCTION pseudo_fp(g bigint) RETURNS simhash LANGUAGE sql IMMUTABLE
-  AS $$ SELECT ((hashint8(g)::bigint << 32) | (hashint8(-g - 1)::bigint & 4294967295))::simhash $$;
+CREATE FUNCTION pseudo_fp(g bigint) RETURNS simhash64 LANGUAGE sql IMMUTABLE
+  AS $$ SELECT ((hashint8(g)::bigint << 32) | (hashint8(-g - 1)::bigint & 4294967295))::simhash64 $$;
 
-CREATE TABLE ck (id int, fp simhash);
+CREATE TABLE ck (id int, fp simhash64);
 INSERT INTO ck SELECT g, pseudo_fp(g) FROM generate_series(1, 20000) g;
 INSERT INTO ck SELECT 100000 + g, pseudo_fp(7) FROM generate_series(1, 2000) g;
 INSERT INTO ck VALUES (-1, NULL), (-2, NULL);
@@ -27,7 +27,7 @@ SELECT count(*) AS tables, sum(entries) / count(*) = (SELECT count(fp) FROM ck) 
 -- it: simhash.fail_after_split stops the insert there.  The index stays
 -- sound and answers exactly; the next insert into that page's range adds
 -- the missing downlink.  (A fresh index: its leaves are 90% full.)
-CREATE TABLE ck2 (id int, fp simhash);
+CREATE TABLE ck2 (id int, fp simhash64);
 INSERT INTO ck2 SELECT g, pseudo_fp(g) FROM generate_series(1, 20000) g;
 CREATE INDEX ck2_fp ON ck2 USING simhash_perm (fp);
 SET simhash.fail_after_split = on;
@@ -56,7 +56,7 @@ SELECT sum(incomplete_splits) AS incomplete_splits,
 -- whose splits add downlinks below the first one of the level above.  That
 -- first downlink stands for minus infinity; new ones go after it (before
 -- 1.2 they went before it, and descents then missed the leftmost leaf).
-CREATE TABLE ck3 (id int, fp simhash);
+CREATE TABLE ck3 (id int, fp simhash64);
 INSERT INTO ck3 SELECT g, pseudo_fp(g) FROM generate_series(1, 1000) g;
 CREATE INDEX ck3_fp ON ck3 USING simhash_perm (fp);
 INSERT INTO ck3 SELECT -g, '0000000000000000' FROM generate_series(1, 3000) g;
@@ -73,7 +73,7 @@ SELECT * FROM simhash_perm_check('ck_bt');
 SELECT * FROM simhash_perm_info(0);
 SELECT * FROM simhash_perm_info('ck_bt');
 SELECT * FROM simhash_perm_check(NULL);
-CREATE TABLE ck_parted (fp simhash) PARTITION BY RANGE (fp);
+CREATE TABLE ck_parted (fp simhash64) PARTITION BY RANGE (fp);
 CREATE INDEX ck_parted_fp ON ck_parted USING simhash_perm (fp);
 SELECT * FROM simhash_perm_check('ck_parted_fp');
 

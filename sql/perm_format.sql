@@ -8,8 +8,8 @@
 --
 \set VERBOSITY terse
 CREATE EXTENSION IF NOT EXISTS pageinspect;
-CREATE FUNCTION pseudo_fp(g bigint) RETURNS simhash LANGUAGE sql IMMUTABLE
-  AS $$ SELECT ((hashint8(g)::bigint << 32) | (hashint8(-g - 1)::bigint & 4294967295))::simhash $$;
+CREATE FUNCTION pseudo_fp(g bigint) RETURNS simhash64 LANGUAGE sql IMMUTABLE
+  AS $$ SELECT ((hashint8(g)::bigint << 32) | (hashint8(-g - 1)::bigint & 4294967295))::simhash64 $$;
 -- leaves by format, from the special space: flags at byte 20, key bytes at 34
 CREATE FUNCTION leaf_formats(idx regclass, OUT offset_format bigint, OUT old_format bigint,
                              OUT key_bytes numeric)
@@ -21,7 +21,7 @@ CREATE FUNCTION leaf_formats(idx regclass, OUT offset_format bigint, OUT old_for
                     FROM generate_series(1, pg_relation_size(idx) / 8192 - 1) b) p) f
    WHERE flags & 2 <> 0 $$;
 
-CREATE TABLE f (id int, fp simhash);
+CREATE TABLE f (id int, fp simhash64);
 INSERT INTO f SELECT g, pseudo_fp(g) FROM generate_series(1, 30000) g;
 INSERT INTO f SELECT 100000 + g, '00000000000000ff' FROM generate_series(1, 2000) g;
 INSERT INTO f VALUES (0, NULL);
@@ -35,7 +35,7 @@ SELECT o.offset_format, o.old_format, n.offset_format, n.old_format, n.key_bytes
   FROM leaf_formats('f_old_idx') o, leaf_formats('f_new_idx') n;
 
 CREATE TABLE q AS SELECT fp FROM f WHERE id % 499 = 0
-  UNION ALL SELECT '00000000000001ff'::simhash UNION ALL SELECT pseudo_fp(-g) FROM generate_series(1, 5) g;
+  UNION ALL SELECT '00000000000001ff'::simhash64 UNION ALL SELECT pseudo_fp(-g) FROM generate_series(1, 5) g;
 -- every answer for k = 0..6 and the ten nearest, through the index and not
 CREATE FUNCTION answers(tab regclass, through_index bool) RETURNS TABLE (n bigint, s numeric) LANGUAGE plpgsql AS $$
 BEGIN

@@ -6,11 +6,11 @@
 -- frees room that later inserts reuse.
 --
 \set VERBOSITY terse
-CREATE FUNCTION pseudo_fp(g bigint) RETURNS simhash LANGUAGE sql IMMUTABLE
-  AS $$ SELECT ((hashint8(g)::bigint << 32) | (hashint8(-g - 1)::bigint & 4294967295))::simhash $$;
+CREATE FUNCTION pseudo_fp(g bigint) RETURNS simhash64 LANGUAGE sql IMMUTABLE
+  AS $$ SELECT ((hashint8(g)::bigint << 32) | (hashint8(-g - 1)::bigint & 4294967295))::simhash64 $$;
 
 -- index buffers read by a probe of table g for fingerprint q within k
-CREATE FUNCTION probe_buffers(g regclass, q simhash, k int) RETURNS int LANGUAGE plpgsql AS $$
+CREATE FUNCTION probe_buffers(g regclass, q simhash64, k int) RETURNS int LANGUAGE plpgsql AS $$
 DECLARE plan json;
 BEGIN
   EXECUTE format('EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT * FROM %s WHERE hamming_near(fp, %L, %s)',
@@ -22,7 +22,7 @@ SET enable_seqscan = off;
 SET enable_bitmapscan = off;
 
 -- growth: build on 20,000 rows, then insert 180,000 more (10x)
-CREATE TABLE grow (id int, fp simhash);
+CREATE TABLE grow (id int, fp simhash64);
 INSERT INTO grow SELECT g, pseudo_fp(g) FROM generate_series(1, 20000) g;
 CREATE INDEX grow_idx ON grow USING simhash_perm (fp);
 SELECT probe_buffers('grow', pseudo_fp(1), 3) > 0 AS warmed;	-- builds the backend's leaf map
@@ -36,14 +36,14 @@ SELECT :before / 50.0 < 12 AS small_before, :after / 50.0 < 12 AS small_after,
        :after::float8 / :before < 2 AS not_proportional_to_rows;
 
 -- skew 1: 100,000 rows share one fingerprint
-CREATE TABLE same (id int, fp simhash);
+CREATE TABLE same (id int, fp simhash64);
 INSERT INTO same SELECT g, '5555555555555555' FROM generate_series(1, 100000) g;
 INSERT INTO same SELECT g, pseudo_fp(g) FROM generate_series(100001, 120000) g;
 CREATE INDEX same_idx ON same USING simhash_perm (fp);
 SELECT probe_buffers('same', pseudo_fp(1), 3) > 0 AS warmed;
 -- other fingerprints, including ones sharing a whole block with the mass
 SELECT max(probe_buffers('same', q, 3)) < 30 AS others_stay_fast FROM probes;
-SELECT probe_buffers('same', ('5555' || substr(q::text, 5))::simhash, 3) < 30 AS same_block_fast
+SELECT probe_buffers('same', ('5555' || substr(q::text, 5))::simhash64, 3) < 30 AS same_block_fast
   FROM probes WHERE g = 1;
 SELECT count(*) FROM same WHERE hamming_near(fp, '5555555555555554', 1);
 
@@ -52,8 +52,8 @@ SELECT count(*) FROM same WHERE hamming_near(fp, '5555555555555554', 1);
 -- constant top 16 bits: one bucket of all rows.  The build spreads the
 -- informative bits over the blocks: 6 or 7 per prefix, 64 to 128 buckets in
 -- every table, the best these data allow.
-CREATE TABLE lowent (id int, fp simhash);
-INSERT INTO lowent SELECT g, (pseudo_fp(g)::bigint & 1099511627775 & ~(x'9249249249249249'::bigint))::simhash
+CREATE TABLE lowent (id int, fp simhash64);
+INSERT INTO lowent SELECT g, (pseudo_fp(g)::bigint & 1099511627775 & ~(x'9249249249249249'::bigint))::simhash64
   FROM generate_series(1, 100000) g;
 CREATE INDEX lowent_idx ON lowent USING simhash_perm (fp);
 SELECT min(buckets) >= 64 AS every_table_spread, max(largest_bucket) < 2000 AS no_giant_bucket
@@ -62,7 +62,7 @@ SELECT probe_buffers('lowent', fp, 3) < 30 AS lowent_fast FROM lowent WHERE id =
 
 -- VACUUM frees room that inserts reuse: delete half, vacuum, insert as
 -- many new rows; the index stays about the same size
-CREATE TABLE churn (id int, fp simhash);
+CREATE TABLE churn (id int, fp simhash64);
 INSERT INTO churn SELECT g, pseudo_fp(g) FROM generate_series(1, 50000) g;
 CREATE INDEX churn_idx ON churn USING simhash_perm (fp);
 SELECT pg_relation_size('churn_idx') AS size_built \gset
@@ -74,4 +74,4 @@ SELECT pg_relation_size('churn_idx')::float8 / :size_built < 1.1 AS space_reused
 SELECT count(*) FROM churn WHERE hamming_near(fp, pseudo_fp(60000), 0);
 
 DROP TABLE grow, probes, same, lowent, churn;
-DROP FUNCTION probe_buffers(regclass, simhash, int), pseudo_fp(bigint);
+DROP FUNCTION probe_buffers(regclass, simhash64, int), pseudo_fp(bigint);

@@ -4,19 +4,19 @@
 -- position, those of a sequential scan with the same ORDER BY and LIMIT.
 --
 \set VERBOSITY terse
-CREATE FUNCTION pseudo_fp(g bigint) RETURNS simhash LANGUAGE sql IMMUTABLE
-  AS $$ SELECT ((hashint8(g)::bigint << 32) | (hashint8(-g - 1)::bigint & 4294967295))::simhash $$;
-CREATE FUNCTION flip_bits(fp simhash, seed bigint, n int) RETURNS simhash LANGUAGE sql IMMUTABLE
+CREATE FUNCTION pseudo_fp(g bigint) RETURNS simhash64 LANGUAGE sql IMMUTABLE
+  AS $$ SELECT ((hashint8(g)::bigint << 32) | (hashint8(-g - 1)::bigint & 4294967295))::simhash64 $$;
+CREATE FUNCTION flip_bits(fp simhash64, seed bigint, n int) RETURNS simhash64 LANGUAGE sql IMMUTABLE
   AS $$ SELECT (fp::bigint # coalesce((SELECT bit_or(1::bigint << ((hashint8(seed * 64 + i) & 63)::int))
-                                         FROM generate_series(1, n) i), 0))::simhash $$;
+                                         FROM generate_series(1, n) i), 0))::simhash64 $$;
 
 -- the shapes of perm_scan: uniform, planted clusters, skewed prefixes,
 -- many identical fingerprints, and NULLs
-CREATE TABLE d (id serial, shape text, fp simhash);
+CREATE TABLE d (id serial, shape text, fp simhash64);
 INSERT INTO d (shape, fp) SELECT 'uniform', pseudo_fp(g) FROM generate_series(1, 20000) g;
 INSERT INTO d (shape, fp) SELECT 'planted', flip_bits(pseudo_fp(c), c * 100 + j, 1 + j % 6)
   FROM generate_series(1, 400) c, generate_series(1, 5) j;
-INSERT INTO d (shape, fp) SELECT 'skewed', (pseudo_fp(g + 100000)::bigint & 1099511627775 & ~(x'9249249249249249'::bigint))::simhash
+INSERT INTO d (shape, fp) SELECT 'skewed', (pseudo_fp(g + 100000)::bigint & 1099511627775 & ~(x'9249249249249249'::bigint))::simhash64
   FROM generate_series(1, 6000) g;
 INSERT INTO d (shape, fp) SELECT 'identical', '00000000000000ff' FROM generate_series(1, 3000);
 INSERT INTO d (shape, fp) SELECT 'identical', 'ffffffff00000000' FROM generate_series(1, 2000);
@@ -27,10 +27,10 @@ CREATE TABLE q AS
     UNION ALL SELECT flip_bits(fp, id, 2) FROM d WHERE shape = 'planted' AND id % 150 = 3
     UNION ALL SELECT fp FROM d WHERE shape = 'skewed' AND id % 1000 = 11
     UNION ALL SELECT flip_bits(fp, id, 1) FROM d WHERE shape = 'skewed' AND id % 1500 = 13
-    UNION ALL SELECT '00000000000000ff'::simhash
-    UNION ALL SELECT '00000000000001ff'::simhash
-    UNION ALL SELECT 'ffffffff00000001'::simhash
-    UNION ALL SELECT '0000000000000000'::simhash
+    UNION ALL SELECT '00000000000000ff'::simhash64
+    UNION ALL SELECT '00000000000001ff'::simhash64
+    UNION ALL SELECT 'ffffffff00000001'::simhash64
+    UNION ALL SELECT '0000000000000000'::simhash64
     UNION ALL SELECT pseudo_fp(-g) FROM generate_series(1, 8) g) s;
 SELECT count(*) AS queries FROM q;
 CREATE INDEX d_idx ON d USING simhash_perm (fp);
@@ -99,11 +99,11 @@ SELECT count(*) AS rows, count(dist) AS non_null
 DROP INDEX d_part;
 -- neither qual nor ORDER BY (a plan the planner builds only when told
 -- not to scan the table): every row, the NULL ones too
-EXPLAIN (COSTS OFF) SELECT count(*) FROM (SELECT id FROM d ORDER BY fp <-> NULL::simhash) s;
-SELECT count(*) FROM (SELECT id FROM d ORDER BY fp <-> NULL::simhash) s;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM (SELECT id FROM d ORDER BY fp <-> NULL::simhash64) s;
+SELECT count(*) FROM (SELECT id FROM d ORDER BY fp <-> NULL::simhash64) s;
 SET enable_bitmapscan = off;
-EXPLAIN (COSTS OFF) SELECT count(*) FROM (SELECT id FROM d ORDER BY fp <-> NULL::simhash) s;
-SELECT count(*) FROM (SELECT id FROM d ORDER BY fp <-> NULL::simhash) s;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM (SELECT id FROM d ORDER BY fp <-> NULL::simhash64) s;
+SELECT count(*) FROM (SELECT id FROM d ORDER BY fp <-> NULL::simhash64) s;
 RESET enable_bitmapscan;
 RESET enable_sort;
 
@@ -136,7 +136,7 @@ SELECT sum(dists[1] + dists[2] + dists[3]) AS truth_total_distance FROM truth WH
 
 -- generic plans: the query fingerprint a parameter
 SET plan_cache_mode = force_generic_plan;
-PREPARE nearest(simhash, int) AS SELECT array_agg(dist) FROM (SELECT fp <-> $1 AS dist FROM d ORDER BY fp <-> $1 LIMIT $2) s;
+PREPARE nearest(simhash64, int) AS SELECT array_agg(dist) FROM (SELECT fp <-> $1 AS dist FROM d ORDER BY fp <-> $1 LIMIT $2) s;
 EXPLAIN (COSTS OFF) EXECUTE nearest('0123456789abcdef', 10);
 DO $$
 DECLARE r record; a int[]; bad int := 0;
@@ -152,7 +152,7 @@ RESET plan_cache_mode;
 
 -- ORDER BY fp <-> $1 with a NULL parameter: every distance is NULL, every
 -- row comes back
-PREPARE nearest_null(simhash) AS SELECT count(*), count(dist) AS non_null_distances
+PREPARE nearest_null(simhash64) AS SELECT count(*), count(dist) AS non_null_distances
   FROM (SELECT fp <-> $1 AS dist FROM d ORDER BY fp <-> $1) s;
 SET plan_cache_mode = force_generic_plan;
 EXPLAIN (COSTS OFF) EXECUTE nearest_null(NULL);
@@ -203,7 +203,7 @@ CREATE TABLE b AS SELECT id, fp::bigint AS fp FROM d;
 CREATE INDEX b_idx ON b USING simhash_perm (fp);
 ANALYZE b;
 SET enable_seqscan = off;
-EXPLAIN (COSTS OFF) SELECT id FROM b ORDER BY fp <-> '0123456789abcdef'::simhash LIMIT 5;
+EXPLAIN (COSTS OFF) SELECT id FROM b ORDER BY fp <-> '0123456789abcdef'::simhash64 LIMIT 5;
 -- (with leaf maps off: every probe descends from the root)
 SET simhash.leaf_map_memory = 0;
 SELECT count(*) FILTER (WHERE ARRAY(SELECT b.fp <-> q.fp FROM b ORDER BY b.fp <-> q.fp LIMIT 10) <> t.dists) AS wrong_bigint
@@ -231,5 +231,66 @@ RESET enable_indexscan;
 EXPLAIN (COSTS OFF) SELECT id FROM d ORDER BY fp <-> '0123456789abcdef' LIMIT 10;
 EXPLAIN (COSTS OFF) SELECT id FROM d ORDER BY fp <-> '0123456789abcdef';
 
-DROP TABLE d, q, limits, truth, by_index, truth2, b, docs;
-DROP FUNCTION pseudo_fp(bigint), flip_bits(simhash, bigint, int);
+-- A radius qual bounds what any scan of the index reads, ordered or not:
+-- the README's "is this page a near-copy of one we have?" query, with its
+-- ORDER BY, runs on the index (not a sequential scan and a sort), with or
+-- without LIMIT, ordered by the distance's alias or by fp <-> q, and
+-- prepared, in custom and generic plans (where the query is a parameter).
+CREATE TABLE pages (id int, body text,
+                    fp simhash64 GENERATED ALWAYS AS (simhash(body)) STORED);
+INSERT INTO pages (id, body)
+SELECT g, 'page ' || g || ' of the crawl, on topic ' || g % 97 || ' in section ' || g % 13
+  FROM generate_series(1, 5000) g;
+-- near-copies: a word added
+INSERT INTO pages (id, body)
+SELECT 10000 + g, 'page ' || g || ' of the crawl, on topic ' || g % 97 || ' in section ' || g % 13 || ' today'
+  FROM generate_series(1, 5000, 5) g;
+CREATE INDEX pages_fp ON pages USING simhash_perm (fp);
+ANALYZE pages;
+EXPLAIN (COSTS OFF)
+SELECT id, fp <-> simhash('page 6 of the crawl, on topic 6 in section 6') AS distance
+  FROM pages WHERE hamming_near(fp, simhash('page 6 of the crawl, on topic 6 in section 6'), 3)
+ ORDER BY distance;
+EXPLAIN (COSTS OFF)
+SELECT id, fp <-> simhash('page 6 of the crawl, on topic 6 in section 6') AS distance
+  FROM pages WHERE hamming_near(fp, simhash('page 6 of the crawl, on topic 6 in section 6'), 3)
+ ORDER BY distance LIMIT 5;
+EXPLAIN (COSTS OFF)
+SELECT id FROM pages WHERE hamming_near(fp, simhash('page 6 of the crawl, on topic 6 in section 6'), 3)
+ ORDER BY fp <-> simhash('page 6 of the crawl, on topic 6 in section 6');
+PREPARE near_copy(text) AS
+SELECT id, fp <-> simhash($1) AS distance FROM pages
+ WHERE hamming_near(fp, simhash($1), 3) ORDER BY distance;
+PREPARE near_copy_limit(text) AS
+SELECT id, fp <-> simhash($1) AS distance FROM pages
+ WHERE hamming_near(fp, simhash($1), 3) ORDER BY distance LIMIT 3;
+SET plan_cache_mode = force_custom_plan;
+EXPLAIN (COSTS OFF) EXECUTE near_copy('page 6 of the crawl, on topic 6 in section 6');
+EXPLAIN (COSTS OFF) EXECUTE near_copy_limit('page 6 of the crawl, on topic 6 in section 6');
+SET plan_cache_mode = force_generic_plan;
+EXPLAIN (COSTS OFF) EXECUTE near_copy('page 6 of the crawl, on topic 6 in section 6');
+EXPLAIN (COSTS OFF) EXECUTE near_copy_limit('page 6 of the crawl, on topic 6 in section 6');
+RESET plan_cache_mode;
+-- the index's answers equal the sequential scan's
+EXPLAIN (COSTS OFF)
+SELECT array_agg(distance ORDER BY distance) AS index_distances, count(*) AS index_rows
+  FROM (SELECT fp <-> simhash('page 6 of the crawl, on topic 6 in section 6') AS distance FROM pages
+         WHERE hamming_near(fp, simhash('page 6 of the crawl, on topic 6 in section 6'), 3)
+         ORDER BY distance) s;
+SELECT array_agg(distance ORDER BY distance) AS index_distances, count(*) AS index_rows
+  FROM (SELECT fp <-> simhash('page 6 of the crawl, on topic 6 in section 6') AS distance FROM pages
+         WHERE hamming_near(fp, simhash('page 6 of the crawl, on topic 6 in section 6'), 3)
+         ORDER BY distance) s;
+SET enable_indexscan = off;
+SET enable_bitmapscan = off;
+SELECT array_agg(distance ORDER BY distance) AS seqscan_distances, count(*) AS seqscan_rows
+  FROM (SELECT fp <-> simhash('page 6 of the crawl, on topic 6 in section 6') AS distance FROM pages
+         WHERE hamming_near(fp, simhash('page 6 of the crawl, on topic 6 in section 6'), 3)
+         ORDER BY distance) s;
+RESET enable_indexscan;
+RESET enable_bitmapscan;
+DEALLOCATE near_copy;
+DEALLOCATE near_copy_limit;
+
+DROP TABLE d, q, limits, truth, by_index, truth2, b, docs, pages;
+DROP FUNCTION pseudo_fp(bigint), flip_bits(simhash64, bigint, int);

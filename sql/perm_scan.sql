@@ -3,23 +3,23 @@
 -- data shape, through every kind of plan.
 --
 \set VERBOSITY terse
-CREATE FUNCTION pseudo_fp(g bigint) RETURNS simhash LANGUAGE sql IMMUTABLE
-  AS $$ SELECT ((hashint8(g)::bigint << 32) | (hashint8(-g - 1)::bigint & 4294967295))::simhash $$;
+CREATE FUNCTION pseudo_fp(g bigint) RETURNS simhash64 LANGUAGE sql IMMUTABLE
+  AS $$ SELECT ((hashint8(g)::bigint << 32) | (hashint8(-g - 1)::bigint & 4294967295))::simhash64 $$;
 -- flip n pseudo-random bits of fp
-CREATE FUNCTION flip_bits(fp simhash, seed bigint, n int) RETURNS simhash LANGUAGE sql IMMUTABLE
+CREATE FUNCTION flip_bits(fp simhash64, seed bigint, n int) RETURNS simhash64 LANGUAGE sql IMMUTABLE
   AS $$ SELECT (fp::bigint # coalesce((SELECT bit_or(1::bigint << ((hashint8(seed * 64 + i) & 63)::int))
-                                         FROM generate_series(1, n) i), 0))::simhash $$;
+                                         FROM generate_series(1, n) i), 0))::simhash64 $$;
 
 -- data of four shapes, in one table:
 --  uniform: 20000 pseudo-random fingerprints
 --  planted: 400 clusters of copies with 1-6 bits flipped
 --  skewed:  6000 fingerprints whose top 24 bits and every 3rd bit are zero
 --  identical: 3000 rows sharing one fingerprint, 2000 another
-CREATE TABLE d (id serial, shape text, fp simhash);
+CREATE TABLE d (id serial, shape text, fp simhash64);
 INSERT INTO d (shape, fp) SELECT 'uniform', pseudo_fp(g) FROM generate_series(1, 20000) g;
 INSERT INTO d (shape, fp) SELECT 'planted', flip_bits(pseudo_fp(c), c * 100 + j, 1 + j % 6)
   FROM generate_series(1, 400) c, generate_series(1, 5) j;
-INSERT INTO d (shape, fp) SELECT 'skewed', (pseudo_fp(g + 100000)::bigint & 1099511627775 & ~(x'9249249249249249'::bigint))::simhash
+INSERT INTO d (shape, fp) SELECT 'skewed', (pseudo_fp(g + 100000)::bigint & 1099511627775 & ~(x'9249249249249249'::bigint))::simhash64
   FROM generate_series(1, 6000) g;
 INSERT INTO d (shape, fp) SELECT 'identical', '00000000000000ff' FROM generate_series(1, 3000);
 INSERT INTO d (shape, fp) SELECT 'identical', 'ffffffff00000000' FROM generate_series(1, 2000);
@@ -32,10 +32,10 @@ CREATE TABLE q AS
     UNION ALL SELECT flip_bits(fp, id, 2) FROM d WHERE shape = 'planted' AND id % 150 = 3
     UNION ALL SELECT fp FROM d WHERE shape = 'skewed' AND id % 1000 = 11
     UNION ALL SELECT flip_bits(fp, id, 1) FROM d WHERE shape = 'skewed' AND id % 1500 = 13
-    UNION ALL SELECT '00000000000000ff'::simhash
-    UNION ALL SELECT '00000000000001ff'::simhash
-    UNION ALL SELECT 'ffffffff00000001'::simhash
-    UNION ALL SELECT '0000000000000000'::simhash
+    UNION ALL SELECT '00000000000000ff'::simhash64
+    UNION ALL SELECT '00000000000001ff'::simhash64
+    UNION ALL SELECT 'ffffffff00000001'::simhash64
+    UNION ALL SELECT '0000000000000000'::simhash64
     UNION ALL SELECT pseudo_fp(-g) FROM generate_series(1, 8) g) s;
 SELECT count(*) AS queries FROM q;
 
@@ -94,7 +94,7 @@ SELECT count(*) FROM d WHERE hamming_near(fp, '00000000000000ff', 3) AND hamming
 
 -- prepared statements, fingerprint and k both parameters, generic plans
 SET plan_cache_mode = force_generic_plan;
-PREPARE near(simhash, int) AS SELECT count(*), coalesce(sum(id), 0) FROM d WHERE hamming_near(fp, $1, $2);
+PREPARE near(simhash64, int) AS SELECT count(*), coalesce(sum(id), 0) FROM d WHERE hamming_near(fp, $1, $2);
 EXPLAIN (COSTS OFF) EXECUTE near('0123456789abcdef', 3);
 DO $$
 DECLARE r record; c bigint; s bigint; bad int := 0;
@@ -147,4 +147,4 @@ SELECT min(entries) = max(entries) AS tables_agree, min(entries) = (SELECT count
 
 -- clean up for the tests that follow in the same database
 DROP TABLE d, q, ks, truth, by_index, by_bitmap, truth2;
-DROP FUNCTION pseudo_fp(bigint), flip_bits(simhash, bigint, int);
+DROP FUNCTION pseudo_fp(bigint), flip_bits(simhash64, bigint, int);

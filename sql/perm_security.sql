@@ -32,7 +32,7 @@ BEGIN
 	END IF;
 END $$;
 -- the wrappers an index may use: IMMUTABLE, as an index requires
-CREATE FUNCTION sec_fp(body text) RETURNS simhash LANGUAGE plpgsql IMMUTABLE AS $$
+CREATE FUNCTION sec_fp(body text) RETURNS simhash64 LANGUAGE plpgsql IMMUTABLE AS $$
 BEGIN
 	PERFORM sec_spy();
 	RETURN simhash(body);
@@ -43,7 +43,7 @@ BEGIN
 	RETURN id % 2 = 0;
 END $$;
 
-CREATE TABLE sec_docs (id int, body text, fp simhash);
+CREATE TABLE sec_docs (id int, body text, fp simhash64);
 INSERT INTO sec_docs
 SELECT g, 'document number ' || g, simhash('document number ' || g)
   FROM generate_series(1, 200) g;
@@ -69,10 +69,10 @@ TRUNCATE sec_log;
 SET enable_seqscan = off;
 SET enable_sort = off;
 EXPLAIN (COSTS OFF)
-SELECT id FROM sec_docs WHERE sec_pred(id) ORDER BY fp <-> simhash(text 'document number 8');
+SELECT id FROM sec_docs WHERE sec_pred(id) ORDER BY fp <-> simhash('document number 8');
 SELECT count(*) AS rows, count(*) FILTER (WHERE fp IS NULL) AS without_fp
   FROM (SELECT id, fp FROM sec_docs WHERE sec_pred(id)
-         ORDER BY fp <-> simhash(text 'document number 8')) s;
+         ORDER BY fp <-> simhash('document number 8')) s;
 RESET enable_seqscan;
 RESET enable_sort;
 SELECT who, superuser, restricted, count(*) > 0 AS ran FROM sec_log

@@ -3,7 +3,7 @@
 -- fingerprints stored under 1.0 (and an index on them) stay valid; and the
 -- updated extension is the same, in every catalog property, as a fresh
 -- install.  The two paths run different scripts: simhash--1.0.sql then
--- simhash--1.0--1.1.sql, against simhash--1.1.sql alone.
+-- every update script, against the current version's complete script alone.
 --
 DROP EXTENSION simhash CASCADE;
 CREATE EXTENSION simhash VERSION '1.0';
@@ -32,6 +32,11 @@ SELECT id FROM up_docs WHERE hamming_near(fp, simhash(text 'document number 17 o
 EXPLAIN (COSTS OFF) SELECT id FROM up_docs ORDER BY fp <-> simhash(text 'document number 17 of the upgrade test') LIMIT 1;
 SELECT id FROM up_docs ORDER BY fp <-> simhash(text 'document number 17 of the upgrade test') LIMIT 1;
 RESET enable_seqscan;
+-- 1.4 renamed the type simhash64: the column follows, and simhash('...')
+-- on a bare literal is now a call of the function, not a cast
+SELECT format_type(atttypid, atttypmod) AS fp_type FROM pg_attribute
+ WHERE attrelid = 'up_docs'::regclass AND attname = 'fp';
+SELECT id FROM up_docs WHERE hamming_near(fp, simhash('document number 17 of the upgrade test'), 0);
 DROP TABLE up_docs;
 
 --

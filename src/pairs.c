@@ -67,18 +67,24 @@ column_of(Relation rel, Name column, const char *role)
 	return att;
 }
 
-/* Is typid our simhash type (a 64-bit pass-by-value type of that name)? */
+/*
+ * Is typid our fingerprint type?  Known by its input function, not by its
+ * name: the type is simhash64 since 1.4 and was simhash before, and this
+ * library serves databases at either version.
+ */
 static bool
 is_simhash_type(Oid typid)
 {
 	HeapTuple	tup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(typid));
 	bool		result;
 	Form_pg_type typ;
+	char	   *input;
 
 	if (!HeapTupleIsValid(tup))
 		return false;
 	typ = (Form_pg_type) GETSTRUCT(tup);
-	result = strcmp(NameStr(typ->typname), "simhash") == 0 &&
+	input = get_func_name(typ->typinput);
+	result = input != NULL && strcmp(input, "simhash_in") == 0 &&
 		typ->typlen == sizeof(int64) && typ->typbyval;
 	ReleaseSysCache(tup);
 	return result;
@@ -125,7 +131,7 @@ open_source(PairsState *ps, Oid relid, Name key, Name fp, int k)
 	if (fptype != INT8OID && !is_simhash_type(fptype))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("column \"%s\" is of type %s, not simhash or bigint",
+				 errmsg("column \"%s\" is of type %s, not simhash64 or bigint",
 						NameStr(*fp), format_type_be(fptype))));
 
 	tce = lookup_type_cache(ps->keytype, TYPECACHE_CMP_PROC_FINFO);

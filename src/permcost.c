@@ -21,7 +21,10 @@
  * sorting of each distance's rows by TID, and, without a qual, a pass over
  * the table for the rows with a NULL fingerprint (permorder.c); a scan with
  * neither qual nor ORDER BY (which the planner may build when sequential
- * scans are disabled) reads one table whole and makes that pass.
+ * scans are disabled) reads one table whole and makes that pass.  A qual
+ * bounds every scan of the index, ordered or not: an ordered scan with one
+ * reads no farther than its radius (a radius not known at planning, a
+ * parameter, is taken to be the design radius, as for unordered scans).
  *
  * IDENTIFICATION
  *	  src/permcost.c
@@ -125,6 +128,9 @@ permcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	PermMetaSnapshot(rel, tables, &ntables);
 
 	radius = clause_radius(root, path);
+	/* a radius not known yet (a parameter): assume the design radius */
+	if (path->indexclauses != NIL && radius < 0)
+		radius = layout->max_distance;
 	if (path->indexorderbys != NIL)
 	{
 		/*
@@ -141,8 +147,6 @@ permcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	{
 		if (path->indexclauses == NIL)
 			radius = 64;		/* no qual at all: every row */
-		else if (radius < 0)
-			radius = layout->max_distance;	/* a parameter: assume the design */
 		ring = radius <= layout->max_distance ? 0 :
 			PermProbeSpread(layout->blocks, layout->max_distance, radius);
 		ring_tables = ntables;
@@ -195,18 +199,27 @@ permcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	costs.indexTotalCost += descent_cost;
 
 	/*
-	 * An ordered scan does all of the above before its first row; reading
-	 * on to the end adds one table read whole, and the NULL rows' pass.
+	 * An ordered scan does all of the above before its first row.  With a
+	 * qual, nothing lies beyond its radius: the scan stops there, having
+	 * sorted only the matches by TID as it hands them out.  Without one,
+	 * reading on to the end adds one table read whole, the sorting of every
+	 * row, and the NULL rows' pass.  (A bitmap scan is priced by this same
+	 * path when the query has an ORDER BY the index could serve, so a
+	 * radius search must not pay for a read to the end either way.)
 	 */
 	if (path->indexorderbys != NIL)
 	{
+		double		handed = rows;
+
 		costs.indexStartupCost = costs.indexTotalCost;
-		if (entries < rows)
+		if (path->indexclauses != NIL)
+			handed = Max(1.0, costs.indexSelectivity * rows);
+		else if (entries < rows)
 			costs.indexTotalCost += rows * (cpu_index_tuple_cost + cpu_operator_cost) +
 				index->pages / Max(ntables, 1) * random_page_cost;
 		/* each distance's rows are sorted by TID as they are handed out */
-		costs.indexTotalCost += rows * 2.0 * cpu_operator_cost *
-			Max(1.0, log(rows / 65.0) / log(2.0));
+		costs.indexTotalCost += handed * 2.0 * cpu_operator_cost *
+			Max(1.0, log(handed / 65.0) / log(2.0));
 	}
 	/* without a qual, the NULL rows are found by reading the table */
 	if (path->indexclauses == NIL)

@@ -93,17 +93,16 @@ simhash_in(PG_FUNCTION_ARGS)
 	}
 
 	/*
-	 * simhash('some words') parses as a cast of the literal, not as a call of
-	 * simhash(text): PostgreSQL reads typename('literal') as a coercion.
-	 * That is the likeliest way to get here with a sentence, so say so.
+	 * A sentence cast to the type (simhash64('some words')) is the likeliest
+	 * way to get here with one: say which function computes a fingerprint.
 	 */
 	if (ndigits != SIMHASH_BITS / 4)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
 				 errmsg("invalid input syntax for type %s: \"%s\"",
-						"simhash", str),
-				 errdetail("A simhash is written as 16 hexadecimal digits, optionally preceded by \"0x\"."),
-				 errhint("To compute the fingerprint of a text literal, give it a type: simhash(text '...').")));
+						"simhash64", str),
+				 errdetail("A fingerprint is written as 16 hexadecimal digits, optionally preceded by \"0x\"."),
+				 errhint("To compute the fingerprint of a text, call simhash('...').")));
 
 	PG_RETURN_SIMHASH(value);
 }

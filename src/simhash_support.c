@@ -161,7 +161,9 @@ index_condition(SupportRequestIndexCondition *req)
 				lefttype,
 				opno,
 				withinfn;
-	Oid			argtypes[2];
+	Oid			argtypes[1];
+	Oid		   *within_args;
+	int			nwithin_args;
 	Expr	   *query;
 
 	if (!IsA(clause, FuncExpr) || list_length(clause->args) != 3 ||
@@ -189,15 +191,21 @@ index_condition(SupportRequestIndexCondition *req)
 							   PERM_WITHIN_STRATEGY);
 	if (!OidIsValid(opno))
 		return NIL;
-	argtypes[0] = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid,
-								  CStringGetDatum("simhash"),
-								  ObjectIdGetDatum(nsp));
-	argtypes[1] = INT4OID;
+
+	/*
+	 * simhash_within(fingerprint, k), which has one signature; the type is
+	 * taken from it rather than by name (simhash64 since 1.4, simhash
+	 * before, and this library serves databases at either version).
+	 */
 	withinfn = LookupFuncName(list_make2(makeString(get_namespace_name(nsp)),
 										 makeString("simhash_within")),
-							  2, argtypes, true);
+							  -1, NULL, true);
 	if (!OidIsValid(withinfn))
 		return NIL;
+	(void) get_func_signature(withinfn, &within_args, &nwithin_args);
+	if (nwithin_args != 2 || within_args[1] != INT4OID)
+		return NIL;
+	argtypes[0] = within_args[0];
 	/* a bigint query fingerprint is the same 64 bits: relabel it */
 	if (exprType(other) != argtypes[0])
 		other = (Node *) makeRelabelType((Expr *) other, argtypes[0], -1,

@@ -7,7 +7,9 @@
 # builds with warnings as errors, installs the extension, starts a private
 # cluster in a temporary directory (Unix socket only), runs the pg_regress
 # and isolation tests against it, checks the fingerprints against the
-# independent reference implementation, holds the quality evaluation to the
+# independent reference implementation, runs the extension from Python
+# (psycopg2) and Node.js (node-postgres), runs every SQL example of the
+# README as it is written there, holds the quality evaluation to the
 # targets a run can check (test/quality/evaluate.py --check, about 2
 # minutes), then runs the TAP tests (make prove_installcheck, one test at a
 # time; they start and stop their own clusters), then test/sanitize.sh (the
@@ -49,6 +51,16 @@ echo "== fingerprints against the independent reference implementation"
 rc=0
 PGDATABASE=contrib_regression /usr/bin/python3 test/reference/check.py --db --sample 1500 || rc=$?
 record "reference check" $rc
+
+echo "== clients: psycopg2 and node-postgres (test/clients/run.sh)"
+rc=0
+bash test/clients/run.sh || rc=$?
+record "clients" $rc
+
+echo "== the README's SQL examples, as the README shows them (test/readme/run_examples.py)"
+rc=0
+/usr/bin/python3 test/readme/run_examples.py || rc=$?
+record "README examples" $rc
 
 echo "== quality checks on apt's package descriptions (test/quality/evaluate.py --check)"
 rc=0

@@ -122,7 +122,7 @@ class Gen:
 
     def fp_lit(self):
         """A valid simhash literal, usually."""
-        return b"'" + self.fp_hex().encode() + b"'::simhash"
+        return b"'" + self.fp_hex().encode() + b"'::simhash64"
 
     def int8(self):
         v = self.r.getrandbits(64)
@@ -321,12 +321,12 @@ class Gen:
         s = lit(self.enc_text(self.fp_input()))
         k = r.randrange(4)
         if k == 0:
-            return [b'SELECT ' + s + b'::simhash;']
+            return [b'SELECT ' + s + b'::simhash64;']
         if k == 1:
-            return [b'SELECT ' + s + b'::text::simhash;']
+            return [b'SELECT ' + s + b'::text::simhash64;']
         if k == 2:
             return [b'SELECT simhash_in(' + s + b'::cstring);']
-        return [b'SELECT ' + s + b'::simhash::text::simhash::bigint;']
+        return [b'SELECT ' + s + b'::simhash64::text::simhash64::bigint;']
 
     def st_query_input(self):
         s = lit(self.enc_text(self.query_input()))
@@ -350,7 +350,7 @@ class Gen:
             [b'SELECT %s < %s, %s <= %s, %s = %s, %s <> %s, %s >= %s, %s > %s, simhash_cmp(%s, %s);'
              % (a, b, a, b, a, b, a, b, a, b, a, b, a, b)],
             [b'SELECT simhash_hash(%s), simhash_hash_extended(%s, %s);' % (a, a, x)],
-            [b'SELECT %s::bit(64), %s::bytea, %s::bigint, %s::simhash;' % (a, a, a, x)],
+            [b'SELECT %s::bit(64), %s::bytea, %s::bigint, %s::simhash64;' % (a, a, a, x)],
             [b'SELECT array_agg(v ORDER BY v), count(DISTINCT v) FROM (VALUES %s) t(v);'
              % b', '.join(b'(%s)' % self.fp_lit() for _ in range(r.randint(1, 40)))],
             [b'SELECT v, count(*) FROM (VALUES %s) t(v) GROUP BY v ORDER BY 2 DESC LIMIT 3;'
@@ -364,7 +364,7 @@ class Gen:
         data = bytes(r.getrandbits(8) for _ in range(n))
         f = lit(self.copy_file.encode())
         return [b"COPY (SELECT '\\x" + data.hex().encode() + b"'::bytea) TO " + f + b' (FORMAT binary);',
-                b'CREATE TEMP TABLE IF NOT EXISTS fz_recv (fp simhash);',
+                b'CREATE TEMP TABLE IF NOT EXISTS fz_recv (fp simhash64);',
                 b'COPY fz_recv FROM ' + f + b' (FORMAT binary);',
                 b'SELECT fp, fp::bigint FROM fz_recv;',
                 b'TRUNCATE fz_recv;']
@@ -576,13 +576,13 @@ class Gen:
         q = self.fp_lit() if r.random() < 0.6 else \
             b'(SELECT fp FROM %s WHERE fp IS NOT NULL OFFSET %d LIMIT 1)' % (table, r.randint(0, 50))
         n = r.choice([b'1', b'3', b'10', b'100', b'ALL'])
-        col, cast = r.choice([(b'fp', b''), (b'b', b'::simhash')])
+        col, cast = r.choice([(b'fp', b''), (b'b', b'::simhash64')])
         cond = b''
         if r.random() < 0.3:
             cond = b'WHERE hamming_near(fp, %s, %d)' % (self.fp_lit() if r.random() < 0.5 else q, r.randint(0, 20))
         order = b'%s <-> %s%s' % (col, q, cast)
         truth = b'ARRAY(SELECT hamming_distance(%s%s, %s) AS d FROM %s %s ORDER BY 1 LIMIT %s)' % (
-            col, b'::simhash' if col == b'b' else b'', q, table, cond, n)
+            col, b'::simhash64' if col == b'b' else b'', q, table, cond, n)
         return [b'SET enable_seqscan = off;', b'SET enable_sort = off;',
                 b"SELECT 'MISMATCH knn' AS x, %s, '%s' WHERE ARRAY(SELECT %s FROM %s %s ORDER BY %s LIMIT %s) "
                 b"IS DISTINCT FROM %s;" % (q, n, order, table, cond, order, n, truth),
@@ -612,15 +612,15 @@ class Gen:
         unlogged = b'UNLOGGED ' if r.random() < 0.2 else b''
         n = r.choice([0, 1, 10, 100, 1000, 3000, r.randint(0, 6000)])
         st = [b'DROP TABLE IF EXISTS fz_t, fz_q;',
-              b'CREATE %sTABLE fz_t (id int, fp simhash, b bigint) WITH (autovacuum_enabled = off);' % unlogged,
-              b'INSERT INTO fz_t SELECT g, v::simhash, v FROM (SELECT g, %s AS v FROM generate_series(1, %d) g) s;'
+              b'CREATE %sTABLE fz_t (id int, fp simhash64, b bigint) WITH (autovacuum_enabled = off);' % unlogged,
+              b'INSERT INTO fz_t SELECT g, v::simhash64, v FROM (SELECT g, %s AS v FROM generate_series(1, %d) g) s;'
               % (self.fp_expr().encode(), n)]
         if r.random() < 0.7:
             st.append(b'CREATE INDEX fz_i ON fz_t USING simhash_perm (fp)%s;' % self.index_options().encode())
         else:   # build on an empty table, fill by inserts
             st += [b'TRUNCATE fz_t;',
                    b'CREATE INDEX fz_i ON fz_t USING simhash_perm (fp)%s;' % self.index_options().encode(),
-                   b'INSERT INTO fz_t SELECT g, v::simhash, v FROM (SELECT g, %s AS v FROM generate_series(1, %d) g) s;'
+                   b'INSERT INTO fz_t SELECT g, v::simhash64, v FROM (SELECT g, %s AS v FROM generate_series(1, %d) g) s;'
                    % (self.fp_expr().encode(), n)]
         if r.random() < 0.5:
             st.append(b'CREATE INDEX fz_ib ON fz_t USING simhash_perm (b)%s;' % self.index_options().encode())
@@ -633,13 +633,13 @@ class Gen:
                 st += self.knn(t) if r.random() < 0.7 else self.pairs(t)
             elif x == 6:
                 first = r.randint(0, 10 ** 6)
-                st.append(b'INSERT INTO fz_t SELECT g, v::simhash, v FROM (SELECT g, %s AS v FROM generate_series(%d, %d) g) s;'
+                st.append(b'INSERT INTO fz_t SELECT g, v::simhash64, v FROM (SELECT g, %s AS v FROM generate_series(%d, %d) g) s;'
                           % (self.fp_expr().encode(), first, first + r.choice([1, 10, 100, 1000, 2000, r.randint(0, 3000)])))
             elif x == 7:
                 st.append(b'DELETE FROM fz_t WHERE id %% %d = %d;' % (r.randint(1, 10), r.randint(0, 9)))
             elif x == 8:
                 x = 1 << r.randrange(63)
-                st.append(b'UPDATE fz_t SET fp = (fp::bigint # %d)::simhash, b = b # %d WHERE id %% %d = 0;'
+                st.append(b'UPDATE fz_t SET fp = (fp::bigint # %d)::simhash64, b = b # %d WHERE id %% %d = 0;'
                           % (x, x, r.randint(1, 20)))
             elif x == 9:
                 st.append(r.choice([b'VACUUM fz_t;', b'VACUUM (INDEX_CLEANUP on) fz_t;',
@@ -662,7 +662,7 @@ class Gen:
                        % (vals, vals),
                        b'RESET enable_hashjoin;', b'RESET enable_mergejoin;']
             else:
-                st.append(b'PREPARE fz_p(simhash, int) AS SELECT count(*) FROM fz_t WHERE hamming_near(fp, $1, $2);')
+                st.append(b'PREPARE fz_p(simhash64, int) AS SELECT count(*) FROM fz_t WHERE hamming_near(fp, $1, $2);')
                 for _ in range(7):
                     st.append(b'EXECUTE fz_p(%s, %d);' % (self.fp_lit(), r.choice([0, 3, 5, 9, 64])))
                 st.append(b'DEALLOCATE fz_p;')

@@ -34,7 +34,7 @@ simhash_as_pg() {
 }
 
 simhash_install_deps() {
-	local pkgs="postgresql-15 postgresql-server-dev-15 libxxhash-dev make gcc lz4 libipc-run-perl python3 python3-xxhash python3-numpy unicode-data $*"
+	local pkgs="postgresql-15 postgresql-server-dev-15 libxxhash-dev make gcc lz4 libipc-run-perl python3 python3-xxhash python3-numpy python3-psycopg2 unicode-data $*"
 	local missing="" p
 	for p in $pkgs; do
 		dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

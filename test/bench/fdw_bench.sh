@@ -60,9 +60,9 @@ export PGHOST=$BASE PGUSER=postgres PGDATABASE=postgres
 on() { local n=$1; shift; PGPORT=${PORT[$n]} psql -X -q -v ON_ERROR_STOP=1 "$@"; }
 
 FP="(hashint8(g)::bigint << 32) | (hashint8(-g - 1)::bigint & 4294967295)"
-ROWSQL="SELECT g AS id, ($FP)::simhash AS fp FROM generate_series(1, $ROWS) g
+ROWSQL="SELECT g AS id, ($FP)::simhash64 AS fp FROM generate_series(1, $ROWS) g
         UNION ALL
-        SELECT $ROWS + g, ((hashint8(g * 97)::bigint << 32 | (hashint8(-g * 97 - 1)::bigint & 4294967295)) # (1::bigint << (g % 64)))::simhash
+        SELECT $ROWS + g, ((hashint8(g * 97)::bigint << 32 | (hashint8(-g * 97 - 1)::bigint & 4294967295)) # (1::bigint << (g % 64)))::simhash64
           FROM generate_series(1, $ROWS / 100) g"
 HALF=$((ROWS / 2))
 echo "== data: $ROWS rows + 1% planted, split at id $HALF"
@@ -80,7 +80,7 @@ for f in "" _knn; do
 	ext="extensions 'simhash'"
 	[ -z "$f" ] && ext="$ext, use_remote_estimate 'true'"
 	SETUP="$SETUP
-	CREATE TABLE docs$f (id bigint, fp simhash) PARTITION BY RANGE (id);"
+	CREATE TABLE docs$f (id bigint, fp simhash64) PARTITION BY RANGE (id);"
 	for s in 1 2; do
 		lo=$([ $s = 1 ] && echo MINVALUE || echo $HALF)
 		hi=$([ $s = 1 ] && echo $HALF || echo MAXVALUE)
@@ -109,7 +109,7 @@ for t in docs single; do
 	cat >"$WORK/knn_$t.sql" <<-S
 		\\set qid random(1, 1000)
 		SELECT fp FROM bench_q WHERE qid = :qid \\gset
-		SELECT id FROM $k ORDER BY fp <-> :fp::simhash LIMIT 10;
+		SELECT id FROM $k ORDER BY fp <-> :fp::simhash64 LIMIT 10;
 	S
 	cat >"$WORK/batch_$t.sql" <<-S
 		SELECT count(*) FROM batch b JOIN $t d ON hamming_near(d.fp, b.fp, 3);

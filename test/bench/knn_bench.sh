@@ -57,13 +57,13 @@ simhash_bench_data "$ROWS"
 cat >"$WORK/knn10_random.sql" <<'S'
 \set qid random(501, 1000)
 SELECT fp FROM bench_q WHERE qid = :qid \gset
-SELECT id FROM fps ORDER BY fp <-> :fp::bigint::simhash LIMIT 10;
+SELECT id FROM fps ORDER BY fp <-> :fp::bigint::simhash64 LIMIT 10;
 S
 cp "$WORK/knn10_random.sql" "$WORK/seq10_random.sql"
 cat >"$WORK/knn1_planted.sql" <<'S'
 \set qid random(1, 500)
 SELECT fp FROM bench_q WHERE qid = :qid \gset
-SELECT id FROM fps ORDER BY fp <-> :fp::bigint::simhash LIMIT 1;
+SELECT id FROM fps ORDER BY fp <-> :fp::bigint::simhash64 LIMIT 1;
 S
 cat >"$WORK/k3_planted.sql" <<'S'
 \set qid random(1, 500)
@@ -73,7 +73,7 @@ S
 cat >"$WORK/knn10_planted.sql" <<'S'
 \set qid random(1, 500)
 SELECT fp FROM bench_q WHERE qid = :qid \gset
-SELECT id FROM fps ORDER BY fp <-> :fp::bigint::simhash LIMIT 10;
+SELECT id FROM fps ORDER BY fp <-> :fp::bigint::simhash64 LIMIT 10;
 S
 chmod 644 "$WORK"/*.sql
 
@@ -89,7 +89,7 @@ echo "== ground truth: sequential scan, 1000 queries x LIMIT 100"
 t0=$(date +%s)
 q -c "SET enable_indexscan = off; SET enable_bitmapscan = off; SET max_parallel_workers_per_gather = 2;
 	CREATE TABLE knn_truth AS
-	  SELECT qid, ARRAY(SELECT f.fp <-> b.fp::simhash FROM fps f ORDER BY f.fp <-> b.fp::simhash LIMIT 100) AS d
+	  SELECT qid, ARRAY(SELECT f.fp <-> b.fp::simhash64 FROM fps f ORDER BY f.fp <-> b.fp::simhash64 LIMIT 100) AS d
 	    FROM bench_q b;"
 echo "   ($(($(date +%s) - t0)) s)"
 
@@ -124,13 +124,13 @@ for layout in $LAYOUTS; do
 	q -At -c "SET enable_seqscan = off;
 		SELECT format('  exactness: %s of %s (query, LIMIT) answers equal the sequential scan''s distances',
 		              count(*) FILTER (WHERE ok), count(*))
-		  FROM (SELECT ARRAY(SELECT f.fp <-> b.fp::simhash FROM fps f ORDER BY f.fp <-> b.fp::simhash LIMIT n) = t.d[1:n] AS ok
+		  FROM (SELECT ARRAY(SELECT f.fp <-> b.fp::simhash64 FROM fps f ORDER BY f.fp <-> b.fp::simhash64 LIMIT n) = t.d[1:n] AS ok
 		          FROM bench_q b JOIN knn_truth t USING (qid), (VALUES (1), (10), (100)) l(n)) s" | tee -a "$REPORT" "$WORK/exact"
 	if ! grep -Eq ': ([0-9]+) of \1 ' "$WORK/exact"; then
 		echo "FAILED: the index returned other distances than the sequential scan" | tee -a "$REPORT"
 		exit 1
 	fi
-	q -At -c "EXPLAIN (COSTS OFF) SELECT id FROM fps ORDER BY fp <-> '0123456789abcdef'::simhash LIMIT 10" |
+	q -At -c "EXPLAIN (COSTS OFF) SELECT id FROM fps ORDER BY fp <-> '0123456789abcdef'::simhash64 LIMIT 10" |
 		sed 's/^/  plan: /' | tee -a "$REPORT"
 	{
 		bench knn10_random "$WORK/knn10_random.sql"

@@ -167,7 +167,7 @@ PY
 if [ "$ROWS" -le 1000000 ]; then
 	echo "== the Debian corpus" | tee -a "$REPORT"
 	simhash_load_corpus deb
-	q -c "ALTER TABLE deb ADD fp simhash" -c "UPDATE deb SET fp = simhash(body)" \
+	q -c "ALTER TABLE deb ADD fp simhash64" -c "UPDATE deb SET fp = simhash(body)" \
 	  -c "CREATE INDEX deb_fp ON deb USING simhash_perm (fp)" -c "ANALYZE deb"
 	{
 		echo "  descriptions: $(q -At -c "SELECT count(*) FROM deb")"

@@ -13,7 +13,7 @@ $src->init;
 $src->start;
 $src->safe_psql('postgres', q{
 	CREATE EXTENSION simhash;
-	CREATE TABLE docs (id int PRIMARY KEY, body text, fp simhash, fp_big bigint);
+	CREATE TABLE docs (id int PRIMARY KEY, body text, fp simhash64, fp_big bigint);
 	INSERT INTO docs
 	SELECT g, 'document ' || g || ' about ' || (g % 17) || ' 文档' || (g % 5),
 	       NULL, NULL
@@ -75,7 +75,7 @@ for my $format ('p', 'c')
 			"SELECT count(*), min(prefix_bits) FROM simhash_perm_info('docs_perm')"),
 		'10|25', "format $format: docs_perm rebuilt with blocks = 5: 10 tables");
 	my $near_sql = "SELECT string_agg(id::text, ',' ORDER BY id) FROM docs
-		 WHERE hamming_near(fp, '$probe', 6) AND hamming_near(fp_big, '$probe'::simhash::bigint, 6)";
+		 WHERE hamming_near(fp, '$probe', 6) AND hamming_near(fp_big, '$probe'::simhash64::bigint, 6)";
 	is( $dst->safe_psql($db, "SET enable_seqscan = off; $near_sql"),
 		$dst->safe_psql($db, "SET enable_indexscan = off; SET enable_bitmapscan = off; $near_sql"),
 		"format $format: restored simhash_perm indexes agree with a sequential scan");

@@ -30,7 +30,7 @@ $standby->append_conf('postgresql.conf', "primary_slot_name = 'standby'\n");
 $standby->start;
 
 $primary->safe_psql('postgres', $PSEUDO_FP_SQL . q{
-	CREATE TABLE d (id int, fp simhash);
+	CREATE TABLE d (id int, fp simhash64);
 	INSERT INTO d SELECT g, pseudo_fp(g) FROM generate_series(1, 20000) g;
 	INSERT INTO d SELECT 100000 + g, '00000000000000ff' FROM generate_series(1, 3000) g;
 	CREATE INDEX d_idx ON d USING simhash_perm (fp);
@@ -39,7 +39,7 @@ $primary->safe_psql('postgres', $PSEUDO_FP_SQL . q{
 	CREATE INDEX o_idx ON o USING simhash_perm (fp);
 	RESET simhash.write_old_leaf_format;
 	CREATE TABLE q AS SELECT fp FROM d WHERE id % 997 = 0
-	  UNION ALL SELECT '00000000000001ff'::simhash
+	  UNION ALL SELECT '00000000000001ff'::simhash64
 	  UNION ALL SELECT pseudo_fp(-g) FROM generate_series(1, 5) g;
 });
 

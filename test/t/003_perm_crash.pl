@@ -16,11 +16,11 @@ $node->init;
 $node->append_conf('postgresql.conf', "max_connections = 20\n");
 $node->start;
 $node->safe_psql('postgres', q{CREATE EXTENSION simhash;} . $PSEUDO_FP_SQL . q{
-	CREATE TABLE d (id bigint, fp simhash);
+	CREATE TABLE d (id bigint, fp simhash64);
 	INSERT INTO d SELECT g, pseudo_fp(g) FROM generate_series(1, 10000) g;
 	CREATE INDEX d_idx ON d USING simhash_perm (fp);
 	CREATE SEQUENCE s START 1000000;
-	CREATE UNLOGGED TABLE u (id int, fp simhash);
+	CREATE UNLOGGED TABLE u (id int, fp simhash64);
 	CREATE INDEX u_idx ON u USING simhash_perm (fp);
 	INSERT INTO u SELECT g, pseudo_fp(g) FROM generate_series(1, 5000) g;
 	CHECKPOINT;

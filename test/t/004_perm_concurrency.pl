@@ -17,7 +17,7 @@ $node->init;
 $node->append_conf('postgresql.conf', "autovacuum = off\n");
 $node->start;
 $node->safe_psql('postgres', q{CREATE EXTENSION simhash;} . $PSEUDO_FP_SQL . q{
-	CREATE TABLE d (id bigint, fp simhash);
+	CREATE TABLE d (id bigint, fp simhash64);
 	-- ids 1..5000 are stable: never deleted or updated
 	INSERT INTO d SELECT g, pseudo_fp(g) FROM generate_series(1, 5000) g;
 	-- many rows sharing one fingerprint, so splits happen inside one key
@@ -42,7 +42,7 @@ my %scripts = (
 		\set id random(1, 5000)
 		SELECT 1 / count(*) FROM d WHERE hamming_near(fp, pseudo_fp(:id), 0) AND id = :id;
 		SELECT 1 / count(*) FROM d WHERE hamming_near(fp, pseudo_fp(:id), 2) AND id = :id;
-		SELECT 1 / count(*) FROM (SELECT id FROM d ORDER BY fp <-> (pseudo_fp(:id)::bigint # 14)::simhash LIMIT 1) s WHERE id = :id;
+		SELECT 1 / count(*) FROM (SELECT id FROM d ORDER BY fp <-> (pseudo_fp(:id)::bigint # 14)::simhash64 LIMIT 1) s WHERE id = :id;
 	},
 	# the 2000 stable rows of one fingerprint, among the ever more copies
 	# the inserts add: hundreds of milliseconds a query, so run by the same

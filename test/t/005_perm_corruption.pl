@@ -122,7 +122,7 @@ my $QUERIES = 'VALUES ' . join(', ', map { "($_, pseudo_fp($_))" } @QUERY_IDS);
 my @KS = (0, 3, 6, 9);
 
 my $SETUP_SQL = $PSEUDO_FP_SQL . q{
-	CREATE TABLE docs (id int, fp simhash);
+	CREATE TABLE docs (id int, fp simhash64);
 	INSERT INTO docs SELECT g, pseudo_fp(g) FROM generate_series(1, 4000) g;
 	-- a run of one fingerprint
 	INSERT INTO docs SELECT 5000 + g, pseudo_fp(77) FROM generate_series(1, 40) g;
@@ -130,7 +130,7 @@ my $SETUP_SQL = $PSEUDO_FP_SQL . q{
 	INSERT INTO docs
 	SELECT 100000 + b * 100 + d,
 	       (pseudo_fp(b)::bigint #
-	        (SELECT bit_or(1::bigint << ((b + 23 * j) % 64)) FROM generate_series(1, d) j))::simhash
+	        (SELECT bit_or(1::bigint << ((b + 23 * j) % 64)) FROM generate_series(1, d) j))::simhash64
 	  FROM generate_series(100, 1200, 100) b, generate_series(1, 10) d;
 	INSERT INTO docs SELECT 6000 + g, NULL FROM generate_series(1, 5) g;
 	CREATE INDEX docs_idx ON docs USING simhash_perm (fp);

@@ -33,10 +33,10 @@ for my $node ($coord, @shards)
 my $rows = q{
 	SELECT g AS id, pseudo_fp(g) AS fp FROM generate_series(1, 40000) g
 	UNION ALL
-	SELECT 100000 + c * 10 + j, (pseudo_fp(c)::bigint # (1::bigint << ((c * 7 + j) % 64)) # (j::bigint << 20))::simhash
+	SELECT 100000 + c * 10 + j, (pseudo_fp(c)::bigint # (1::bigint << ((c * 7 + j) % 64)) # (j::bigint << 20))::simhash64
 	  FROM generate_series(1, 300) c, generate_series(1, 4) j
 	UNION ALL
-	SELECT 200000 + g, '00000000000000ff'::simhash FROM generate_series(1, 500) g
+	SELECT 200000 + g, '00000000000000ff'::simhash64 FROM generate_series(1, 500) g
 };
 
 # shard n holds the ids in its range; each indexes its own rows
@@ -46,7 +46,7 @@ for my $i (0, 1)
 	my ($lo, $hi) = @{ $ranges[$i] };
 	$shards[$i]->safe_psql(
 		'postgres', qq{
-		CREATE TABLE docs (id bigint PRIMARY KEY, fp simhash);
+		CREATE TABLE docs (id bigint PRIMARY KEY, fp simhash64);
 		INSERT INTO docs SELECT * FROM ($rows) r WHERE id >= $lo AND id < $hi;
 		CREATE INDEX docs_fp ON docs USING simhash_perm (fp);
 		ANALYZE docs;
@@ -58,12 +58,12 @@ for my $i (0, 1)
 # extensions option
 my $setup = qq{
 	CREATE EXTENSION postgres_fdw;
-	CREATE TABLE single (id bigint PRIMARY KEY, fp simhash);
+	CREATE TABLE single (id bigint PRIMARY KEY, fp simhash64);
 	INSERT INTO single SELECT * FROM ($rows) r;
 	CREATE INDEX single_fp ON single USING simhash_perm (fp);
 	ANALYZE single;
-	CREATE TABLE batch (id bigint, fp simhash);
-	INSERT INTO batch SELECT 900000 + id, (fp::bigint # 5)::simhash FROM single WHERE id % 1500 = 7;
+	CREATE TABLE batch (id bigint, fp simhash64);
+	INSERT INTO batch SELECT 900000 + id, (fp::bigint # 5)::simhash64 FROM single WHERE id % 1500 = 7;
 	INSERT INTO batch SELECT 910000 + g, pseudo_fp(-g) FROM generate_series(1, 20) g;
 	ANALYZE batch;
 	CREATE TABLE queries AS
@@ -76,7 +76,7 @@ my $setup = qq{
 # docs_noext: the extension not declared
 for my $flavour ('', '_knn', '_noext')
 {
-	$setup .= "CREATE TABLE docs$flavour (id bigint, fp simhash) PARTITION BY RANGE (id);\n";
+	$setup .= "CREATE TABLE docs$flavour (id bigint, fp simhash64) PARTITION BY RANGE (id);\n";
 	for my $i (0, 1)
 	{
 		my $n = $i + 1;
@@ -119,7 +119,7 @@ sub plan_of
 # 1. radius queries: shipped, answered by the shards' indexes, exact
 my $radius = q{SELECT id FROM TBL WHERE hamming_near(fp, '%s', %d) ORDER BY id};
 my $plan = plan_of(sprintf($radius =~ s/TBL/docs/r, pseudo(1), 3));
-like($plan, qr/Remote SQL: .*hamming_near\(fp, '[0-9a-f]{16}'::public\.simhash, 3\)/,
+like($plan, qr/Remote SQL: .*hamming_near\(fp, '[0-9a-f]{16}'::public\.simhash64, 3\)/,
 	'hamming_near is shipped to the shards');
 is(scalar(() = $plan =~ /Foreign Scan on public\.docs_\d/g), 2, 'both shards are asked');
 
@@ -163,7 +163,7 @@ ok(scalar(split /\n/, $pairs) >= 20, 'the batch join finds near-duplicates');
 my $knn = q{SELECT fp <-> '%s' FROM TBL ORDER BY fp <-> '%s' LIMIT %d};
 $plan = plan_of(sprintf($knn =~ s/TBL/docs_knn/r, pseudo(5), pseudo(5), 10));
 like($plan, qr/Merge Append/, 'nearest neighbours: a merge of the shards\' ordered answers');
-like($plan, qr/Remote SQL: .*ORDER BY \(fp OPERATOR\(public\.<->\) '[0-9a-f]{16}'(::public\.simhash)?\)/,
+like($plan, qr/Remote SQL: .*ORDER BY \(fp OPERATOR\(public\.<->\) '[0-9a-f]{16}'(::public\.simhash64)?\)/,
 	'the ordering by <-> is shipped to the shards');
 
 # the shards answer through their indexes: their index scan counters move
