@@ -3,11 +3,6 @@
 -- cluster of a table, equal to the self-join on hamming_near.
 --
 \set VERBOSITY terse
-CREATE FUNCTION pseudo_fp(g bigint) RETURNS simhash64 LANGUAGE sql IMMUTABLE
-  AS $$ SELECT ((hashint8(g)::bigint << 32) | (hashint8(-g - 1)::bigint & 4294967295))::simhash64 $$;
-CREATE FUNCTION flip_bits(fp simhash64, seed bigint, n int) RETURNS simhash64 LANGUAGE sql IMMUTABLE
-  AS $$ SELECT (fp::bigint # coalesce((SELECT bit_or(1::bigint << ((hashint8(seed * 64 + i) & 63)::int))
-                                         FROM generate_series(1, n) i), 0))::simhash64 $$;
 
 -- uniform, planted clusters, skewed prefixes, identical runs, NULLs
 CREATE TABLE d (id bigint PRIMARY KEY, shape text, fp simhash64);
@@ -306,4 +301,3 @@ RESET max_parallel_workers_per_gather;
 
 DROP VIEW dv;
 DROP TABLE d, ks, truth, found, small, t, cl, same, batch, empty, huge, huge_start;
-DROP FUNCTION pseudo_fp(bigint), flip_bits(simhash64, bigint, int);

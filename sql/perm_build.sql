@@ -5,8 +5,6 @@
 \set VERBOSITY terse
 
 -- deterministic pseudo-random fingerprints
-CREATE FUNCTION pseudo_fp(g bigint) RETURNS simhash64 LANGUAGE sql IMMUTABLE
-  AS $$ SELECT ((hashint8(g)::bigint << 32) | (hashint8(-g - 1)::bigint & 4294967295))::simhash64 $$;
 
 -- the access method and its operator classes are valid
 SELECT amname, amtype FROM pg_am WHERE amname = 'simhash_perm';
@@ -198,4 +196,3 @@ SELECT * FROM simhash_perm_info('pg_class_oid_index');
 -- clean up for the tests that follow in the same database
 DROP TABLE empty_t, t, u, b, docs, big, big_pages;
 DROP EXTENSION pageinspect;
-DROP FUNCTION pseudo_fp(bigint);

@@ -8,8 +8,6 @@
 --
 \set VERBOSITY terse
 CREATE EXTENSION IF NOT EXISTS pageinspect;
-CREATE FUNCTION pseudo_fp(g bigint) RETURNS simhash64 LANGUAGE sql IMMUTABLE
-  AS $$ SELECT ((hashint8(g)::bigint << 32) | (hashint8(-g - 1)::bigint & 4294967295))::simhash64 $$;
 -- leaves by format, from the special space: flags at byte 20, key bytes at 34
 CREATE FUNCTION leaf_formats(idx regclass, OUT offset_format bigint, OUT old_format bigint,
                              OUT key_bytes numeric)
@@ -81,4 +79,4 @@ RESET ROLE;
 DROP ROLE simhash_format_nobody;
 
 DROP TABLE f, f_new, q;
-DROP FUNCTION pseudo_fp(bigint), leaf_formats(regclass), answers(regclass, bool), agree(regclass);
+DROP FUNCTION leaf_formats(regclass), answers(regclass, bool), agree(regclass);

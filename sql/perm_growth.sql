@@ -6,8 +6,6 @@
 -- frees room that later inserts reuse.
 --
 \set VERBOSITY terse
-CREATE FUNCTION pseudo_fp(g bigint) RETURNS simhash64 LANGUAGE sql IMMUTABLE
-  AS $$ SELECT ((hashint8(g)::bigint << 32) | (hashint8(-g - 1)::bigint & 4294967295))::simhash64 $$;
 
 -- index buffers read by a probe of table g for fingerprint q within k
 CREATE FUNCTION probe_buffers(g regclass, q simhash64, k int) RETURNS int LANGUAGE plpgsql AS $$
@@ -74,4 +72,4 @@ SELECT pg_relation_size('churn_idx')::float8 / :size_built < 1.1 AS space_reused
 SELECT count(*) FROM churn WHERE hamming_near(fp, pseudo_fp(60000), 0);
 
 DROP TABLE grow, probes, same, lowent, churn;
-DROP FUNCTION probe_buffers(regclass, simhash64, int), pseudo_fp(bigint);
+DROP FUNCTION probe_buffers(regclass, simhash64, int);

@@ -4,34 +4,14 @@
 -- position, those of a sequential scan with the same ORDER BY and LIMIT.
 --
 \set VERBOSITY terse
-CREATE FUNCTION pseudo_fp(g bigint) RETURNS simhash64 LANGUAGE sql IMMUTABLE
-  AS $$ SELECT ((hashint8(g)::bigint << 32) | (hashint8(-g - 1)::bigint & 4294967295))::simhash64 $$;
-CREATE FUNCTION flip_bits(fp simhash64, seed bigint, n int) RETURNS simhash64 LANGUAGE sql IMMUTABLE
-  AS $$ SELECT (fp::bigint # coalesce((SELECT bit_or(1::bigint << ((hashint8(seed * 64 + i) & 63)::int))
-                                         FROM generate_series(1, n) i), 0))::simhash64 $$;
 
--- the shapes of perm_scan: uniform, planted clusters, skewed prefixes,
--- many identical fingerprints, and NULLs
+-- the shapes of the setup test (uniform, planted clusters, skewed
+-- prefixes, many identical fingerprints, and NULLs), copied: this test
+-- changes them
 CREATE TABLE d (id serial, shape text, fp simhash64);
-INSERT INTO d (shape, fp) SELECT 'uniform', pseudo_fp(g) FROM generate_series(1, 20000) g;
-INSERT INTO d (shape, fp) SELECT 'planted', flip_bits(pseudo_fp(c), c * 100 + j, 1 + j % 6)
-  FROM generate_series(1, 400) c, generate_series(1, 5) j;
-INSERT INTO d (shape, fp) SELECT 'skewed', (pseudo_fp(g + 100000)::bigint & 1099511627775 & ~(x'9249249249249249'::bigint))::simhash64
-  FROM generate_series(1, 6000) g;
-INSERT INTO d (shape, fp) SELECT 'identical', '00000000000000ff' FROM generate_series(1, 3000);
-INSERT INTO d (shape, fp) SELECT 'identical', 'ffffffff00000000' FROM generate_series(1, 2000);
-INSERT INTO d (shape, fp) SELECT 'null', NULL FROM generate_series(1, 100);
-CREATE TABLE q AS
-  SELECT row_number() OVER () AS qid, fp FROM (
-    SELECT fp FROM d WHERE shape = 'uniform' AND id % 2000 = 7
-    UNION ALL SELECT flip_bits(fp, id, 2) FROM d WHERE shape = 'planted' AND id % 150 = 3
-    UNION ALL SELECT fp FROM d WHERE shape = 'skewed' AND id % 1000 = 11
-    UNION ALL SELECT flip_bits(fp, id, 1) FROM d WHERE shape = 'skewed' AND id % 1500 = 13
-    UNION ALL SELECT '00000000000000ff'::simhash64
-    UNION ALL SELECT '00000000000001ff'::simhash64
-    UNION ALL SELECT 'ffffffff00000001'::simhash64
-    UNION ALL SELECT '0000000000000000'::simhash64
-    UNION ALL SELECT pseudo_fp(-g) FROM generate_series(1, 8) g) s;
+INSERT INTO d SELECT * FROM shapes ORDER BY id;
+SELECT setval('d_id_seq', (SELECT max(id) FROM d));
+CREATE TABLE q AS SELECT * FROM shape_queries;
 SELECT count(*) AS queries FROM q;
 CREATE INDEX d_idx ON d USING simhash_perm (fp);
 ANALYZE d;
@@ -293,4 +273,3 @@ DEALLOCATE near_copy;
 DEALLOCATE near_copy_limit;
 
 DROP TABLE d, q, limits, truth, by_index, truth2, b, docs, pages;
-DROP FUNCTION pseudo_fp(bigint), flip_bits(simhash64, bigint, int);

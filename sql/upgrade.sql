@@ -5,6 +5,9 @@
 -- install.  The two paths run different scripts: simhash--1.0.sql then
 -- every update script, against the current version's complete script alone.
 --
+-- the fixtures of the setup test end here
+DROP TABLE shapes, shape_queries;
+DROP FUNCTION pseudo_fp(bigint), flip_bits(simhash64, bigint, int);
 DROP EXTENSION simhash CASCADE;
 CREATE EXTENSION simhash VERSION '1.0';
 SELECT extversion FROM pg_extension WHERE extname = 'simhash';
@@ -228,3 +231,29 @@ UNION ALL
  EXCEPT ALL
  SELECT 'only fresh', * FROM catalog_updated)
 ORDER BY catalog, object, property, path;
+
+-- Every released version, installed as a user of it would have it (only
+-- 1.0 has a script of its own; CREATE EXTENSION reaches the others through
+-- the update scripts), then updated: each ends equal to the fresh install,
+-- property by property.
+CREATE TEMP TABLE version_paths (version text, differences bigint);
+DO $$
+DECLARE
+	v text;
+BEGIN
+	FOR v IN SELECT unnest(ARRAY['1.0', '1.1', '1.2', '1.3']) LOOP
+		DROP EXTENSION simhash;
+		EXECUTE format('CREATE EXTENSION simhash VERSION %L', v);
+		ALTER EXTENSION simhash UPDATE;
+		INSERT INTO version_paths
+		SELECT v, count(*) FROM (
+		  (SELECT * FROM simhash_catalog EXCEPT ALL SELECT * FROM catalog_fresh)
+		  UNION ALL
+		  (SELECT * FROM catalog_fresh EXCEPT ALL SELECT * FROM simhash_catalog)) d;
+	END LOOP;
+END $$;
+SELECT * FROM version_paths ORDER BY version;
+SELECT extversion FROM pg_extension WHERE extname = 'simhash';
+-- every version can be installed
+SELECT string_agg(version, ' ' ORDER BY version) AS versions
+  FROM pg_available_extension_versions WHERE name = 'simhash';

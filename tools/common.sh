@@ -19,6 +19,9 @@
 #                            an A/B benchmark: WORK, both revisions'
 #                            libraries and a throwaway cluster
 #   simhash_ab_use A|B       put one revision's library in place
+#   simhash_bench_start NAME CONF
+#                            a benchmark's start: REPORT, a fresh build, a
+#                            throwaway cluster with CONF, WORK; and q
 
 SIMHASH_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PG_BINDIR=/usr/lib/postgresql/15/bin
@@ -191,3 +194,23 @@ simhash_ab_use() {
 	libdir=$(pg_config --pkglibdir)
 	cp "$WORK/$1.so" "$libdir/simhash.so.new" && mv -f "$libdir/simhash.so.new" "$libdir/simhash.so"
 }
+
+# The start of a benchmark run of ROWS rows: REPORT=$OUT/NAME_ROWS.txt (OUT
+# defaults to test/bench/results), the Debian packages, a fresh build with
+# warnings as errors, a throwaway cluster with CONF added to its settings,
+# and a work directory WORK; the cluster and WORK go on exit.
+simhash_bench_start() {
+	local name=$1 conf=$2
+	OUT=${OUT:-test/bench/results}
+	mkdir -p "$OUT"
+	REPORT="$OUT/${name}_${ROWS}.txt"
+	simhash_install_deps
+	simhash_build_install
+	SIMHASH_EXTRA_CONF="$conf" simhash_cluster_start
+	WORK=$(mktemp -d "/tmp/simhash-$name.XXXXXX")
+	chmod 755 "$WORK"
+	trap 'simhash_cluster_stop; rm -rf "$WORK"' EXIT
+}
+
+# psql that stops at the first error, without the user's psqlrc
+q() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate src/unicode_tables.h from the Unicode Character Database.
+"""Generate src/fingerprint/unicode_tables.h from the Unicode Character Database.
 
 The simhash tokenizer needs two facts about every code point: its simple
 case folding and whether it belongs to a word (general category L*, M* or
@@ -9,7 +9,7 @@ format, so the tables must not change when the build machine's Unicode data
 does.  Rerun this script only together with a deliberate fingerprint-format
 change (new golden vectors, new algorithm version).
 
-Usage: tools/gen_unicode_tables.py [/usr/share/unicode] > src/unicode_tables.h
+Usage: tools/gen_unicode_tables.py [/usr/share/unicode] > src/fingerprint/unicode_tables.h
 """
 import os
 import re

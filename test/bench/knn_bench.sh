@@ -35,21 +35,9 @@ RUNS=${RUNS:-3}
 SECONDS_PER_RUN=${SECONDS_PER_RUN:-10}
 SEQ_SECONDS=${SEQ_SECONDS:-20}
 LAYOUTS=${LAYOUTS:-default}
-OUT=${OUT:-test/bench/results}
-mkdir -p "$OUT"
-REPORT="$OUT/knn_bench_${ROWS}.txt"
-
-simhash_install_deps
-simhash_build_install
-SIMHASH_EXTRA_CONF="shared_buffers = 4GB
+simhash_bench_start knn_bench "shared_buffers = 4GB
 max_parallel_workers_per_gather = 0
-jit = off" simhash_cluster_start
-
-WORK=$(mktemp -d /tmp/simhash-knn.XXXXXX)
-chmod 755 "$WORK"
-trap 'simhash_cluster_stop; rm -rf "$WORK"' EXIT
-
-q() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
+jit = off"
 
 echo "== data: $ROWS fingerprints + 1% planted near-duplicates"
 simhash_bench_data "$ROWS"

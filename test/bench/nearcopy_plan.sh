@@ -21,14 +21,7 @@ cd "$(dirname "$0")/../.."
 source tools/common.sh
 
 ROWS=${1:-10000000}
-OUT=${OUT:-test/bench/results}
-mkdir -p "$OUT"
-REPORT="$OUT/nearcopy_plan_${ROWS}.txt"
-
-simhash_install_deps
-simhash_build_install
-SIMHASH_EXTRA_CONF="max_parallel_workers_per_gather = 2" simhash_cluster_start
-q() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
+simhash_bench_start nearcopy_plan "max_parallel_workers_per_gather = 2"
 
 echo "== data: $ROWS fingerprints + 1% planted near-duplicates, default index"
 simhash_bench_data "$ROWS"

@@ -34,20 +34,8 @@ source tools/common.sh
 ROWS=${1:-1000000}
 RUNS=${RUNS:-3}
 SELF_JOIN=${SELF_JOIN:-1}
-OUT=${OUT:-test/bench/results}
-mkdir -p "$OUT"
-REPORT="$OUT/pairs_bench_${ROWS}.txt"
-
-simhash_install_deps
-simhash_build_install
-SIMHASH_EXTRA_CONF="shared_buffers = 4GB
-jit = off" simhash_cluster_start
-
-WORK=$(mktemp -d /tmp/simhash-pairs.XXXXXX)
-chmod 755 "$WORK"
-trap 'simhash_cluster_stop; rm -rf "$WORK"' EXIT
-
-q() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
+simhash_bench_start pairs_bench "shared_buffers = 4GB
+jit = off"
 
 # estimate LABEL QUERY COUNT_SQL: the planner's row estimate of QUERY, planned
 # without parallel workers (a join under Gather shows one process's share),

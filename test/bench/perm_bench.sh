@@ -26,21 +26,10 @@ ROWS=${1:-1000000}
 RUNS=${RUNS:-3}
 SECONDS_PER_RUN=${SECONDS_PER_RUN:-10}
 COPY_ROWS=${COPY_ROWS:-$((ROWS / 10))}
-OUT=${OUT:-test/bench/results}
-mkdir -p "$OUT"
-REPORT="$OUT/perm_bench_${ROWS}.txt"
-
-simhash_install_deps
-simhash_build_install
-SIMHASH_EXTRA_CONF="shared_buffers = 4GB
+simhash_bench_start perm_bench "shared_buffers = 4GB
 max_parallel_workers_per_gather = 0
-jit = off" simhash_cluster_start
+jit = off"
 
-WORK=$(mktemp -d /tmp/simhash-bench.XXXXXX)
-chmod 755 "$WORK"
-trap 'simhash_cluster_stop; rm -rf "$WORK"' EXIT
-
-q() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
 timed() {	# label, SQL: run and print elapsed seconds
 	local t0 t1
 	t0=$(date +%s.%N)

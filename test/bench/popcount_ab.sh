@@ -5,7 +5,7 @@
 #
 # Builds the extension twice from this checkout: "popcnt", as shipped (the
 # loops that compute Hamming distances are compiled with and without the
-# POPCNT instruction and the loader picks one, see src/simhash.h), and
+# POPCNT instruction and the loader picks one, see src/type/simhash.h), and
 # "libgcc", with that dispatch switched off (-DSIMHASH_NO_CPU_DISPATCH: every
 # popcount is a call into libgcc, as before the dispatch existed).  Loads
 # ROWS fingerprints and a simhash_perm index once, then alternates the two

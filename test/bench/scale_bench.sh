@@ -28,22 +28,10 @@ ROWS=${1:-100000000}
 RUNS=${RUNS:-3}
 SECONDS_PER_RUN=${SECONDS_PER_RUN:-10}
 COPY_ROWS=${COPY_ROWS:-1000000}
-OUT=${OUT:-test/bench/results}
-mkdir -p "$OUT"
-REPORT="$OUT/scale_bench_${ROWS}.txt"
-
-simhash_install_deps
-simhash_build_install
-SIMHASH_EXTRA_CONF="shared_buffers = 4GB
+simhash_bench_start scale_bench "shared_buffers = 4GB
 max_parallel_workers_per_gather = 0
 checkpoint_timeout = 30min
-jit = off" simhash_cluster_start
-
-WORK=$(mktemp -d /tmp/simhash-scale.XXXXXX)
-chmod 755 "$WORK"
-trap 'simhash_cluster_stop; rm -rf "$WORK"' EXIT
-
-q() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
+jit = off"
 
 # timed LABEL MWM SQL: seconds, temporary files and peak private memory of
 # the backend running SQL with maintenance_work_mem = MWM

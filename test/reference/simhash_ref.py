@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """An independent reference implementation of simhash(text), written from
-the algorithm in README.md ("The fingerprint algorithm"), not from the C
+the specification in docs/fingerprint_format.md, not from the C
 code.  check.py compares the two; they must agree bit for bit.
 
 Needs Debian's python3-xxhash and unicode-data (Unicode 15.0 tables in

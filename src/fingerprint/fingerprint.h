@@ -1,0 +1,79 @@
+/*-------------------------------------------------------------------------
+ *
+ * fingerprint.h
+ *		Charikar's simhash of text: features, feature hashing, bit voting.
+ *
+ * This module has no fmgr code: it turns UTF-8 bytes into a 64-bit value
+ * and can be reasoned about (and tested) on its own.  Everything here is
+ * part of the stored fingerprint format; see docs/fingerprint_format.md
+ * before changing any of it.
+ *
+ * IDENTIFICATION
+ *	  src/fingerprint/fingerprint.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SIMHASH_FINGERPRINT_H
+#define SIMHASH_FINGERPRINT_H
+
+#include "lib/stringinfo.h"
+
+#include "tokenizer.h"
+
+/* How much each occurrence of a feature counts */
+typedef enum SimhashWeighting
+{
+	SIMHASH_WEIGHT_TF,			/* every occurrence votes 1 */
+	SIMHASH_WEIGHT_BINARY,		/* every distinct feature votes 1 */
+	SIMHASH_WEIGHT_LOG			/* distinct feature votes 1 + ln(count) */
+} SimhashWeighting;
+
+/* Limits of shingle sizes (tokens per feature) */
+#define SIMHASH_MIN_SHINGLE		1
+#define SIMHASH_MAX_SHINGLE		8
+
+/* Limits of character n-gram sizes */
+#define SIMHASH_MIN_CHARGRAM	1
+#define SIMHASH_MAX_CHARGRAM	16
+
+/*
+ * The feature scheme of one fingerprint: word shingles of the listed sizes,
+ * or, if chargram > 0, character n-grams of that many code points.
+ */
+typedef struct SimhashConfig
+{
+	int			nsizes;			/* shingle sizes, ascending and distinct */
+	int			sizes[SIMHASH_MAX_SHINGLE];
+	int			chargram;		/* n of character n-grams, or 0 */
+	SimhashWeighting weighting;
+	SimhashCjkMode cjk;
+} SimhashConfig;
+
+/*
+ * Vote accumulator: counts[i] unit votes had bit i set, out of unit_votes;
+ * weighted votes are summed, signed, in sums[].
+ */
+typedef struct SimhashVoter
+{
+	int64		counts[64];
+	int64		unit_votes;
+	bool		weighted;		/* any weighted votes (sums[] is valid)? */
+	double		sums[64];
+} SimhashVoter;
+
+extern void SimhashVoterInit(SimhashVoter *voter);
+extern void SimhashVoterAdd(SimhashVoter *voter, uint64 hash);
+extern void SimhashVoterAddBatch(SimhashVoter *voter, const uint64 *hashes,
+								 size_t n);
+extern void SimhashVoterAddWeighted(SimhashVoter *voter, uint64 hash,
+									double weight);
+extern void SimhashVoterMerge(SimhashVoter *into, const SimhashVoter *from);
+extern uint64 SimhashVoterResult(SimhashVoter *voter);
+
+extern uint64 SimhashFeatureHash(const char *bytes, size_t len);
+extern uint64 SimhashOfText(const char *text, size_t len,
+							const SimhashConfig *config, int64 *nfeatures);
+extern uint64 *SimhashFeatureSet(const char *text, size_t len,
+								 const SimhashConfig *config, size_t *nfeatures);
+
+#endif							/* SIMHASH_FINGERPRINT_H */

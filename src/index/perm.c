@@ -1,0 +1,211 @@
+/*-------------------------------------------------------------------------
+ *
+ * perm.c
+ *		simhash_perm: the access method handler, reloptions and build
+ *		phase names; and running a table's index expressions as its owner
+ *		(PermBecomeTableOwner).  The design is in README.perm; perm.h lists
+ *		the files.
+ *
+ * IDENTIFICATION
+ *	  src/index/perm.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/reloptions.h"
+#include "commands/progress.h"
+#include "commands/vacuum.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/guc.h"
+#include "utils/rel.h"
+
+#include "perm.h"
+
+PG_FUNCTION_INFO_V1(simhash_perm_handler);
+
+/* Kind of our reloptions, registered once when the library is loaded */
+static relopt_kind perm_relopt_kind;
+
+/* Register the reloptions; called from _PG_init */
+void
+PermInit(void)
+{
+	perm_relopt_kind = add_reloption_kind();
+	add_int_reloption(perm_relopt_kind, "max_distance",
+					  "Design radius: queries up to this Hamming distance probe exact prefixes",
+					  PERM_DEFAULT_MAX_DISTANCE, 0, PERM_MAX_MAX_DISTANCE,
+					  AccessExclusiveLock);
+	add_int_reloption(perm_relopt_kind, "blocks",
+					  "Number of blocks the 64 bits are split into (0: max_distance + 1)",
+					  0, 0, PERM_MAX_BLOCKS, AccessExclusiveLock);
+
+	/*
+	 * For tests only: an insert that splits a page stops with an error
+	 * between the split and its downlink, leaving the split incomplete as a
+	 * crash there would (README.perm, "WAL and crashes").
+	 */
+	DefineCustomBoolVariable("simhash.fail_after_split",
+							 "Stops inserts between a page split and its downlink (for tests).",
+							 NULL,
+							 &perm_fail_after_split,
+							 false,
+							 PGC_SUSET,
+							 GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
+
+	/*
+	 * For tests only: leaves are written in the format of indexes built
+	 * before PERM_KEY_OFFSET (permleaf.c), which this code must go on
+	 * reading and converting.
+	 */
+	DefineCustomBoolVariable("simhash.write_old_leaf_format",
+							 "Writes leaves in the format of indexes built by simhash 1.3 and earlier (for tests).",
+							 NULL,
+							 &perm_write_old_leaf_format,
+							 false,
+							 PGC_SUSET,
+							 GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
+
+	/*
+	 * Leaf maps (README.perm, "Searching") make a descent one page read;
+	 * they cost about 20 bytes a leaf per table, per backend.
+	 */
+	DefineCustomIntVariable("simhash.leaf_map_memory",
+							"Memory the leaf maps of one simhash_perm index may use in a backend.",
+							"Tables whose map does not fit are searched by descending from the root; 0 turns maps off.",
+							&perm_leaf_map_memory,
+							PERM_DEFAULT_LEAF_MAP_MEMORY,
+							0, MAX_KILOBYTES,
+							PGC_USERSET,
+							GUC_UNIT_KB,
+							NULL, NULL, NULL);
+	MarkGUCPrefixReserved("simhash");
+}
+
+/* Parse and validate WITH (...) */
+bytea *
+permoptions(Datum reloptions, bool validate)
+{
+	static const relopt_parse_elt tab[] = {
+		{"max_distance", RELOPT_TYPE_INT, offsetof(PermOptions, max_distance)},
+		{"blocks", RELOPT_TYPE_INT, offsetof(PermOptions, blocks)},
+	};
+	PermOptions *opts;
+
+	opts = (PermOptions *) build_reloptions(reloptions, validate,
+											perm_relopt_kind,
+											sizeof(PermOptions), tab,
+											lengthof(tab));
+
+	/*
+	 * The pair must make a layout, whether given to CREATE INDEX or to
+	 * ALTER INDEX ... SET (which would otherwise be accepted and break the
+	 * next REINDEX, and a restore of a dump).
+	 */
+	if (validate && opts != NULL)
+		PermCheckLayoutOptions(opts->max_distance, opts->blocks);
+	return (bytea *) opts;
+}
+
+/* Names of our CREATE INDEX sub-phases, for pg_stat_progress_create_index */
+static char *
+permbuildphasename(int64 phasenum)
+{
+	switch (phasenum)
+	{
+		case PROGRESS_CREATEIDX_SUBPHASE_INITIALIZE:
+			return "initializing";
+		case PERM_PHASE_SCAN:
+			return "scanning table";
+		case PERM_PHASE_SORT:
+			return "sorting a table";
+		case PERM_PHASE_WRITE:
+			return "writing a table";
+		default:
+			return NULL;
+	}
+}
+
+/* The access method handler */
+Datum
+simhash_perm_handler(PG_FUNCTION_ARGS)
+{
+	IndexAmRoutine *amroutine = makeNode(IndexAmRoutine);
+
+	amroutine->amstrategies = PERM_NSTRATEGIES;
+	amroutine->amsupport = PERM_NPROCS;
+	amroutine->amoptsprocnum = 0;
+	amroutine->amcanorder = false;
+	amroutine->amcanorderbyop = true;
+	amroutine->amcanbackward = false;
+	amroutine->amcanunique = false;
+	amroutine->amcanmulticol = false;
+	/* ORDER BY fp <-> q needs no qual (rows with a NULL fp are not indexed) */
+	amroutine->amoptionalkey = true;
+	amroutine->amsearcharray = false;
+	amroutine->amsearchnulls = false;
+	amroutine->amstorage = false;
+	amroutine->amclusterable = false;
+	amroutine->ampredlocks = false;
+	amroutine->amcanparallel = false;
+	amroutine->amcaninclude = false;
+	amroutine->amusemaintenanceworkmem = false;
+	amroutine->amparallelvacuumoptions =
+		VACUUM_OPTION_PARALLEL_BULKDEL | VACUUM_OPTION_PARALLEL_CLEANUP;
+	amroutine->amkeytype = InvalidOid;
+
+	amroutine->ambuild = permbuild;
+	amroutine->ambuildempty = permbuildempty;
+	amroutine->aminsert = perminsert;
+	amroutine->ambulkdelete = permbulkdelete;
+	amroutine->amvacuumcleanup = permvacuumcleanup;
+	amroutine->amcanreturn = NULL;
+	amroutine->amcostestimate = permcostestimate;
+	amroutine->amoptions = permoptions;
+	amroutine->amproperty = NULL;
+	amroutine->ambuildphasename = permbuildphasename;
+	amroutine->amvalidate = permvalidate;
+	amroutine->amadjustmembers = NULL;
+	amroutine->ambeginscan = permbeginscan;
+	amroutine->amrescan = permrescan;
+	amroutine->amgettuple = permgettuple;
+	amroutine->amgetbitmap = permgetbitmap;
+	amroutine->amendscan = permendscan;
+	amroutine->ammarkpos = NULL;
+	amroutine->amrestrpos = NULL;
+	amroutine->amestimateparallelscan = NULL;
+	amroutine->aminitparallelscan = NULL;
+	amroutine->amparallelrescan = NULL;
+
+	PG_RETURN_POINTER(amroutine);
+}
+
+/*
+ * Become the owner of heap, in a security-restricted operation, before
+ * evaluating its index expressions or a partial index's predicate outside
+ * of CREATE INDEX (simhash_perm_check's heapallindexed, the NULL rows of an
+ * ordered scan).  Those are the table owner's code: run as the caller, an
+ * owner's IMMUTABLE wrapper would run with a superuser's rights when one
+ * checks the index.  REINDEX and contrib/amcheck do the same since
+ * CVE-2022-1552.  GUC changes the code makes are undone by
+ * PermRestoreUser, or by the transaction's abort.
+ */
+void
+PermBecomeTableOwner(Relation heap, PermSavedUser *saved)
+{
+	GetUserIdAndSecContext(&saved->userid, &saved->sec_context);
+	SetUserIdAndSecContext(heap->rd_rel->relowner,
+						   saved->sec_context | SECURITY_RESTRICTED_OPERATION);
+	saved->gucnestlevel = NewGUCNestLevel();
+}
+
+/* Back to the caller's user id after PermBecomeTableOwner */
+void
+PermRestoreUser(PermSavedUser *saved)
+{
+	AtEOXact_GUC(false, saved->gucnestlevel);
+	SetUserIdAndSecContext(saved->userid, saved->sec_context);
+}

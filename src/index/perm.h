@@ -1,0 +1,521 @@
+/*-------------------------------------------------------------------------
+ *
+ * perm.h
+ *		Private header of the simhash_perm index access method.
+ *
+ * simhash_perm finds every row within Hamming distance k of a query with
+ * the permuted-prefix tables of Manku, Jain and Das Sarma (WWW 2007): C(B, K)
+ * tables, each a B+tree in the same relation keyed on a permutation of the
+ * fingerprint whose top bits are B - K of the B blocks.  src/index/README.perm
+ * holds the design: why the tables find every match, the radius arithmetic
+ * above K, the bit layout, the page formats, locking, WAL and crashes.
+ *
+ * Files, from the callbacks down (calls only go down this list; README in
+ * this folder):
+ *	perm.c			handler, reloptions, build phase names; running a table's
+ *					index expressions as its owner
+ *	permcheck.c		simhash_perm_check(): proves an index sound, as amcheck does
+ *	perminfo.c		simhash_perm_info(); opening an index for inspection
+ *	permbuild.c		ambuild, ambuildempty: sort each table, write bottom up
+ *	perminsert.c	aminsert: the insert path, page splits, new roots, WAL
+ *	permscan.c		ambeginscan .. amendscan; the radius scan
+ *	permknn.c		the nearest-neighbour scan: nearest first, ring by ring
+ *	permprobe.c		queries into prefix probes; lists of heap TIDs
+ *	permvacuum.c	ambulkdelete, amvacuumcleanup
+ *	permcost.c		amcostestimate
+ *	permvalidate.c	amvalidate
+ *	permdescend.c	descending a table, leaf maps, probing a prefix range
+ *	permpage.c		pages: initialisation, new pages, internal pages, the
+ *					metapage and the roots it records; the per-index state
+ *	permleaf.c		the compact leaf format
+ *	permlayout.c	the bit layout: blocks, tables, permutations, s(r)
+ * Below them: the record sort (src/recsort), the fingerprint voter
+ * (src/fingerprint) and the type (src/type).
+ *
+ * IDENTIFICATION
+ *	  src/index/perm.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SIMHASH_PERM_H
+#define SIMHASH_PERM_H
+
+#include "access/amapi.h"
+#include "access/generic_xlog.h"
+#include "access/itup.h"
+#include "storage/bufmgr.h"
+#include "storage/lockdefs.h"
+#include "utils/relcache.h"
+
+#include "recsort.h"
+
+/*
+ * Constants
+ */
+
+/* Operator strategies and support functions */
+#define PERM_WITHIN_STRATEGY	1	/* fp <@ simhash_within(q, k) */
+#define PERM_DISTANCE_STRATEGY	2	/* ORDER BY fp <-> q */
+#define PERM_NSTRATEGIES		2
+#define PERM_NPROCS				0
+
+/*
+ * Identification of our pages: the last field of every page's special space
+ * (bytes 8184-8185 of an 8 kB page; the struct is padded to 48 bytes)
+ */
+#define PERM_PAGE_ID			0xFF8A
+#define PERM_MAGIC				0x53484D50	/* "SHMP" */
+#define PERM_VERSION			1
+
+#define PERM_METAPAGE_BLKNO		0
+
+/* Page kinds (PermPageOpaque->flags) */
+#define PERM_META				(1 << 0)
+#define PERM_LEAF				(1 << 1)
+#define PERM_INTERNAL			(1 << 2)
+#define PERM_ROOT				(1 << 3)
+#define PERM_INCOMPLETE_SPLIT	(1 << 4)	/* right sibling lacks a downlink */
+#define PERM_KEY_OFFSET			(1 << 5)	/* leaf keys stored as key - lokey */
+#define PERM_TREE_FLAGS \
+	(PERM_LEAF | PERM_INTERNAL | PERM_ROOT | PERM_INCOMPLETE_SPLIT | \
+	 PERM_KEY_OFFSET)
+
+/* Deepest tree a page may claim (a 64-table index of 2^40 rows has 5) */
+#define PERM_MAX_LEVEL			32
+
+/* Reloption limits and defaults */
+#define PERM_DEFAULT_MAX_DISTANCE	3
+#define PERM_MAX_MAX_DISTANCE		12
+#define PERM_MAX_BLOCKS				16
+#define PERM_MAX_TABLES				64
+
+/* Build progress sub-phases (1 is PROGRESS_CREATEIDX_SUBPHASE_INITIALIZE) */
+#define PERM_PHASE_SCAN			2
+#define PERM_PHASE_SORT			3
+#define PERM_PHASE_WRITE		4
+
+/*
+ * Inserts append to a leaf's unsorted tail, so that their WAL records carry
+ * a few bytes instead of half a page moved over; the tail is merged into
+ * the sorted part when it reaches this length (or the page splits).
+ */
+#define PERM_LEAF_TAIL_MAX		32
+
+/* Leaf maps are kept for tables of at most this many leaves */
+#define PERM_LEAF_MAP_MAX		(64 * 1024 * 1024)
+
+/* Default of simhash.leaf_map_memory, in kB */
+#define PERM_DEFAULT_LEAF_MAP_MEMORY	(32 * 1024)
+
+/*
+ * Page structures
+ */
+
+/* Options from WITH (...), as stored by build_reloptions */
+typedef struct PermOptions
+{
+	int32		vl_len_;		/* varlena header (do not touch directly!) */
+	int			max_distance;	/* design radius K */
+	int			blocks;			/* B; 0 means max_distance + 1 */
+} PermOptions;
+
+/*
+ * A table as the metapage records it.  bits[] is the table's permutation:
+ * the 64 bits of a fingerprint in the order they appear in the table's key,
+ * most significant first; bits[0] is the position (0 = least significant)
+ * of the fingerprint bit that becomes the top bit of the key.
+ */
+typedef struct PermTable
+{
+	uint8		bits[64];
+	uint8		prefix_bits;	/* P_t: bits of the chosen blocks */
+	BlockNumber root;			/* root page of this table's tree */
+	uint16		root_level;		/* 0 when the root is a leaf */
+} PermTable;
+
+/* Metapage contents */
+typedef struct PermMetaPageData
+{
+	uint32		magic;
+	uint32		version;
+	uint16		max_distance;	/* K */
+	uint16		blocks;			/* B */
+	uint16		ntables;		/* C(B, K) */
+	uint16		algorithm;		/* fingerprint algorithm id (1: docs/fingerprint_format.md) */
+	uint8		block_of_bit[64];	/* bit position -> block number */
+	PermTable	tables[FLEXIBLE_ARRAY_MEMBER];
+} PermMetaPageData;
+
+typedef PermMetaPageData *PermMetaPage;
+
+#define PermPageGetMeta(page) ((PermMetaPage) PageGetContents(page))
+
+/* Special space of every page */
+typedef struct PermPageOpaqueData
+{
+	uint64		hikey;			/* high key; meaningless on the rightmost */
+	uint64		lokey;			/* leaves: the lowest key the page may hold */
+	BlockNumber rightlink;		/* next page of the same level, or Invalid */
+	uint16		flags;
+	uint16		table;			/* which table the page belongs to */
+	uint16		level;			/* 0 for leaves */
+	/* the next five fields are contiguous: appends log them as one range */
+	uint16		nentries;		/* entries in the packed array */
+	uint16		nsorted;		/* entries [0, nsorted) are sorted; a leaf's
+								 * later entries are an unsorted tail */
+	uint8		key_bytes;		/* leaves: entry format (permleaf.c) */
+	uint8		block_bytes;
+	uint8		off_bytes;
+	ItemPointerData hikey_tid;
+	uint16		page_id;		/* PERM_PAGE_ID, the special space's last field */
+} PermPageOpaqueData;
+
+typedef PermPageOpaqueData *PermPageOpaque;
+
+/* Bytes from nentries through off_bytes */
+#define PERM_COUNTS_SIZE \
+	(offsetof(PermPageOpaqueData, off_bytes) + sizeof(uint8) - \
+	 offsetof(PermPageOpaqueData, nentries))
+
+#define PermPageGetOpaque(page) ((PermPageOpaque) PageGetSpecialPointer(page))
+#define PermPageIsLeaf(page)	((PermPageGetOpaque(page)->flags & PERM_LEAF) != 0)
+#define PermPageIsRightmost(page) \
+	(PermPageGetOpaque(page)->rightlink == InvalidBlockNumber)
+
+/*
+ * Key of an entry: permuted fingerprint, then heap TID as tie-breaker.  The
+ * TID is stored as its 6 bytes, so entries pack without padding.
+ */
+/*
+ * A permuted fingerprint and its row: an index entry, and the record that
+ * the record sort (src/recsort) puts in order.
+ */
+typedef SortRec PermKey;
+
+/*
+ * Internal pages hold (key, TID, child) downlinks of 18 bytes; leaf entries
+ * have a per-page compact format (permleaf.c).
+ */
+#define PERM_KEY_SIZE				(sizeof(uint64) + sizeof(ItemPointerData))
+#define PERM_INTERNAL_ENTRY_SIZE	(PERM_KEY_SIZE + sizeof(BlockNumber))
+
+/* Start of the packed entry array, and its capacity in bytes */
+#define PermPageEntries(page)	((char *) (page) + MAXALIGN(SizeOfPageHeaderData))
+#define PERM_PAGE_SPACE \
+	(BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - MAXALIGN(sizeof(PermPageOpaqueData)))
+
+/* Most entries a leaf can hold (the smallest entry format is 2 bytes) */
+#define PERM_LEAF_MAX_ENTRIES	((int) (PERM_PAGE_SPACE / 2 + 1))
+/* Most downlinks an internal page can hold */
+#define PERM_INTERNAL_CAPACITY	((int) (PERM_PAGE_SPACE / PERM_INTERNAL_ENTRY_SIZE))
+
+/*
+ * State
+ */
+
+/*
+ * The bit layout of an index, fixed at build time: which block each bit
+ * belongs to and, for each table, the order of the 64 bits in its key.
+ */
+typedef struct PermLayout
+{
+	int			max_distance;	/* K */
+	int			blocks;			/* B */
+	int			ntables;		/* C(B, K) */
+	uint8		block_of_bit[64];
+	int			prefix_bits[PERM_MAX_TABLES];
+	uint8		bits[PERM_MAX_TABLES][64];
+} PermLayout;
+
+/*
+ * A table's permutation as lookup tables: byte b of a fingerprint with
+ * value v contributes spread[b][v] to the key, so permuting is eight loads
+ * and ORs instead of 64 bit moves.
+ */
+typedef struct PermPermutation
+{
+	uint64		spread[8][256];
+} PermPermutation;
+
+/*
+ * A backend's map of one table's leaves: the low key and block of every
+ * leaf, read from the level above them.  A descent to a leaf then reads one
+ * page instead of the whole path.  The map may be stale: a leaf's low key
+ * never changes and pages are never removed, so the leaf it names for a key
+ * is that key's leaf or one to its left, and the descent moves right from
+ * there (Lehman-Yao).  A descent that has to move right often marks the map
+ * for rebuilding.  recent[] remembers the buffer each leaf was last found
+ * in, which spares the buffer mapping table's lookup while it still holds
+ * the leaf (PermReadPageRecent).
+ */
+typedef struct PermLeafMap
+{
+	int			nleaves;
+	bool		stale;
+	PermKey    *lowkeys;		/* lowkeys[0] stands for minus infinity */
+	BlockNumber *blocks;
+	Buffer	   *recent;			/* the buffer a leaf was last read from */
+} PermLeafMap;
+
+/*
+ * Where an insert prepares its leaf appends before its critical section:
+ * the new page images, and their WAL deltas (at most the entries plus three
+ * fragment headers).  One per index per backend, in rd_indexcxt.
+ */
+typedef struct PermAppendScratch
+{
+	PGAlignedBlock pages[MAX_GENERIC_XLOG_PAGES];
+	char		deltas[MAX_GENERIC_XLOG_PAGES][BLCKSZ + 64];
+} PermAppendScratch;
+
+/*
+ * Index-wide state cached in rd_amcache.  The layout never changes after
+ * the build; the roots may be stale (a root split since they were read),
+ * which is harmless: the old root is the leftmost page of its level, and a
+ * descent from it reaches every key of that level by moving right.
+ */
+typedef struct PermState
+{
+	PermLayout	layout;
+	BlockNumber nblocks;		/* the relation has at least this many blocks */
+	BlockNumber root[PERM_MAX_TABLES];
+	int			root_level[PERM_MAX_TABLES];
+	PermPermutation *perm;		/* one per table */
+	PermLeafMap *leafmap[PERM_MAX_TABLES];	/* NULL until built */
+	int64		leafmap_bytes;	/* memory of the maps, for the limit */
+	int			descents[PERM_MAX_TABLES];	/* counted until a map is built */
+	PermAppendScratch *append_scratch;	/* NULL until the first insert */
+	Buffer	   *recent;			/* per block: the buffer it was last read in */
+	BlockNumber nrecent;		/* blocks recent has room for */
+} PermState;
+
+/* Called by PermProbeRange for every entry within the distance bound */
+typedef void (*PermMatchCallback) (void *arg, ItemPointer tid, uint64 key,
+								   int distance);
+
+/*
+ * Inline helpers, used in the inner loops of descents, probes and builds
+ */
+
+/*
+ * What a leaf adds to each stored key (permleaf.c): its low key, on pages
+ * written in the offset format (PERM_KEY_OFFSET); on pages of indexes built
+ * before it, the bits of the low key above the stored bytes.
+ */
+static inline uint64
+PermLeafKeyBase(PermPageOpaque opaque)
+{
+	if (opaque->flags & PERM_KEY_OFFSET)
+		return opaque->lokey;
+	if (opaque->key_bytes >= 8)
+		return 0;
+	return opaque->lokey & ~((UINT64CONST(1) << (8 * opaque->key_bytes)) - 1);
+}
+
+/*
+ * Reading a leaf's keys without their TIDs, for the loops that test every
+ * entry against a query (permdescend.c): a key is one unaligned 8-byte load,
+ * masked to the page's key bytes, plus the page's PermLeafKeyBase()
+ * (permleaf.c describes the format).  The load may read past
+ * the last entry: the special space follows the entries.  Little-endian
+ * only; elsewhere it decodes byte by byte as permleaf.c does.
+ */
+typedef struct PermLeafKeys
+{
+	const unsigned char *entries;
+	int			entry_size;
+	uint64		mask;			/* the stored key bytes */
+	uint64		base;			/* added to them: PermLeafKeyBase() */
+} PermLeafKeys;
+
+static inline void
+PermLeafKeysInit(PermLeafKeys *lk, Page page)
+{
+	PermPageOpaque opaque = (PermPageOpaque) PageGetSpecialPointer(page);
+	int			kb = opaque->key_bytes;
+
+	lk->entries = (const unsigned char *) PermPageEntries(page);
+	lk->entry_size = kb + opaque->block_bytes + opaque->off_bytes;
+	lk->mask = kb >= 8 ? PG_UINT64_MAX : (UINT64CONST(1) << (8 * kb)) - 1;
+	lk->base = PermLeafKeyBase(opaque);
+}
+
+static inline uint64
+PermLeafKeyAt(const PermLeafKeys *lk, int i)
+{
+	const unsigned char *p = lk->entries + (size_t) i * lk->entry_size;
+	uint64		v;
+
+#ifdef WORDS_BIGENDIAN
+	int			b;
+
+	v = 0;
+	for (b = 7; b >= 0; b--)
+		v = (v << 8) | p[b];
+#else
+	memcpy(&v, p, sizeof(v));
+#endif
+	return lk->base + (v & lk->mask);
+}
+
+/* Order of entries: permuted key as unsigned, then heap TID */
+static inline int
+PermCompareKeys(const PermKey *a, const PermKey *b)
+{
+	return SortRecCompare(a, b);
+}
+
+/* A fingerprint's key in one table, through its lookup tables */
+static inline uint64
+PermPermute(const PermPermutation *perm, uint64 fp)
+{
+	return perm->spread[0][fp & 0xFF] | perm->spread[1][(fp >> 8) & 0xFF] |
+		perm->spread[2][(fp >> 16) & 0xFF] | perm->spread[3][(fp >> 24) & 0xFF] |
+		perm->spread[4][(fp >> 32) & 0xFF] | perm->spread[5][(fp >> 40) & 0xFF] |
+		perm->spread[6][(fp >> 48) & 0xFF] | perm->spread[7][fp >> 56];
+}
+
+/*
+ * Prototypes, by the file that defines them
+ */
+
+/* perm.c: the handler, reloptions, and running the table owner's code */
+
+/* The caller's user and GUC level, while a table's owner runs its code */
+typedef struct PermSavedUser
+{
+	Oid			userid;
+	int			sec_context;
+	int			gucnestlevel;
+} PermSavedUser;
+
+extern void PermInit(void);
+extern bytea *permoptions(Datum reloptions, bool validate);
+extern void PermBecomeTableOwner(Relation heap, PermSavedUser *saved);
+extern void PermRestoreUser(PermSavedUser *saved);
+
+/* perminfo.c */
+extern Relation PermOpenIndexForInspection(Oid indexoid, LOCKMODE lockmode,
+										   Relation *heap);
+
+/* permbuild.c */
+extern IndexBuildResult *permbuild(Relation heap, Relation index,
+								   struct IndexInfo *indexInfo);
+extern void permbuildempty(Relation index);
+
+/* perminsert.c */
+extern bool perm_fail_after_split;
+extern int	perm_leaf_map_memory;
+extern bool perminsert(Relation index, Datum *values, bool *isnull,
+					   ItemPointer ht_ctid, Relation heapRel,
+					   IndexUniqueCheck checkUnique, bool indexUnchanged,
+					   struct IndexInfo *indexInfo);
+
+/* permscan.c */
+extern IndexScanDesc permbeginscan(Relation index, int nkeys, int norderbys);
+extern void permrescan(IndexScanDesc scan, ScanKey keys, int nkeys,
+					   ScanKey orderbys, int norderbys);
+extern bool permgettuple(IndexScanDesc scan, ScanDirection dir);
+extern int64 permgetbitmap(IndexScanDesc scan, TIDBitmap *tbm);
+extern void permendscan(IndexScanDesc scan);
+
+/* permvacuum.c */
+extern IndexBulkDeleteResult *permbulkdelete(IndexVacuumInfo *info,
+											 IndexBulkDeleteResult *stats,
+											 IndexBulkDeleteCallback callback,
+											 void *callback_state);
+extern IndexBulkDeleteResult *permvacuumcleanup(IndexVacuumInfo *info,
+												IndexBulkDeleteResult *stats);
+
+/* permcost.c */
+extern void permcostestimate(struct PlannerInfo *root, struct IndexPath *path,
+							 double loop_count, Cost *indexStartupCost,
+							 Cost *indexTotalCost, Selectivity *indexSelectivity,
+							 double *indexCorrelation, double *indexPages);
+extern void PermSampleNearPairs(Relation index, int k, double *pairs);
+
+/* permvalidate.c */
+extern bool permvalidate(Oid opclassoid);
+
+/* permprobe.c */
+extern void PermCountWithin(Relation index, const uint64 *centers, int n, int k,
+							double *counts);
+
+/* permdescend.c */
+extern double PermProbePages(Relation index, int table, int root_level);
+extern Buffer PermLeftmostPage(Relation index, int table, int target_level);
+extern Buffer PermDescend(Relation index, int table, const PermKey *key,
+						  int target_level, int lockmode);
+extern void PermProbeRange(Relation index, int table, uint64 lo, uint64 hi,
+						   uint64 query_key, int max_distance,
+						   PermMatchCallback callback, void *arg);
+extern void PermProbeRanges(Relation index, int table, const uint64 *lo, int n,
+							uint64 low_mask, uint64 query_key, int max_distance,
+							PermMatchCallback callback, void *arg);
+
+/* permpage.c */
+extern const PermKey PermMinKey;
+extern void PermReportCorruption(Relation index, BlockNumber blkno,
+								 const char *detail) pg_attribute_noreturn();
+extern void PermCheckPage(Relation index, Buffer buf, int table, int level);
+extern Buffer PermReadPageRecent(Relation index, BlockNumber blkno,
+								 Buffer *recent, int lockmode, int table,
+								 int level);
+extern Buffer PermReadPage(Relation index, BlockNumber from, BlockNumber blkno,
+						   int lockmode, int table, int level);
+extern Buffer PermStepRight(Relation index, Buffer buf, int lockmode,
+							int64 *steps);
+extern void PermCountStep(Relation index, BlockNumber blkno, int64 *steps);
+extern void PermCheckMetaPage(Relation index, Page page);
+extern Buffer PermReadMetaPage(Relation index, int lockmode);
+extern void PermInitPage(Page page, uint16 flags, uint16 table, uint16 level);
+extern Buffer PermNewBuffer(Relation index, ForkNumber forknum);
+extern void PermReadInternalEntry(Page page, int i, PermKey *out,
+								  BlockNumber *child);
+extern void PermWriteInternalEntry(char *slot, const PermKey *key,
+								   BlockNumber child);
+extern char *PermInternalSlot(Page page, int i);
+extern void PermInternalAdd(Page page, const PermKey *key, BlockNumber child);
+extern void PermInternalSet(Page page, const char *entries, int n);
+extern void PermPageReadKey(Page page, int i, PermKey *out);
+extern int	PermPageLowerBound(Page page, const PermKey *key);
+extern bool PermPageBeyondHighKey(Page page, const PermKey *key);
+extern BlockNumber PermGetRoot(Relation index, int table, int target_level,
+							   int *level);
+extern void PermMetaSnapshot(Relation index, PermTable *tables, int *ntables);
+extern PermState *PermGetState(Relation index);
+
+/* permleaf.c */
+extern bool perm_write_old_leaf_format;
+extern int	PermLeafEntrySize(Page page);
+extern void PermReadLeafEntry(Page page, int i, PermKey *out);
+extern int	PermLeafFormatSize(uint64 lo, uint64 hi, BlockNumber maxblock,
+							   OffsetNumber maxoff);
+extern bool PermLeafSetEntries(Page page, const PermKey *keys, int n,
+							   int nsorted);
+extern int	PermLeafSortedEntries(Page page, PermKey *out);
+extern bool PermLeafHasRoom(Page page, const PermKey *key);
+extern bool PermLeafAppendIsPlain(Page page, const PermKey *key);
+extern int	PermLeafEncodeEntry(Page page, const PermKey *key, char *out);
+extern bool PermLeafAppend(Page page, const PermKey *key, int *slot);
+extern int	PermLeafRemove(Page page, bool (*dead) (ItemPointer tid, void *arg),
+						   void *arg, int *kept);
+extern int	PermCompareKeysQsort(const void *a, const void *b);
+
+/* permlayout.c (SimhashVoter: fingerprint.h) */
+struct SimhashVoter;
+extern int	PermCountTables(int blocks, int max_distance);
+extern void PermCheckLayoutOptions(int max_distance, int blocks);
+extern void PermLayoutOptions(Relation index, int *max_distance, int *blocks);
+extern void PermChooseLayout(int max_distance, int blocks,
+							 const double *bit_ones, PermLayout *layout);
+extern void PermChooseLayoutFromVotes(int max_distance, int blocks,
+									  const struct SimhashVoter *votes, int64 n,
+									  PermLayout *layout);
+extern void PermMakePermutation(const uint8 *bits, PermPermutation *perm);
+extern int	PermPrefixFlips(int blocks, int max_distance, int radius);
+extern bool PermRingsByTable(const PermLayout *layout);
+extern void PermRingsToSee(const PermLayout *layout, int c, int *ring,
+						   int *tables);
+
+#endif							/* SIMHASH_PERM_H */

@@ -1,0 +1,440 @@
+/*-------------------------------------------------------------------------
+ *
+ * permcheck.c
+ *		simhash_perm_check(): prove a simhash_perm index sound, as
+ *		contrib/amcheck's bt_index_parent_check does for a btree.
+ *
+ * For every table, level by level from the root down, every page is read
+ * along the right-links and checked: its structure (PermCheckPage, as on
+ * every read), that its entries are in key order within the page and
+ * across the level, that they lie below its high key, that each page's low
+ * bound is its left sibling's high key, that the root is alone on its level
+ * and marked as the root, and that the pages of each level are exactly the
+ * children of the level above, in order, with the right levels and low
+ * keys; a page may lack its downlink only when its left sibling is marked
+ * as an incomplete split (README.perm, "WAL and crashes").  Every table
+ * must hold the same number of entries.  With heapallindexed, every row
+ * that the table scan of CREATE INDEX would index is looked up in every
+ * table (the rows are collected, permuted and sorted per table, then merged
+ * with the leaf level).  Collecting them evaluates the index's expressions
+ * and predicate, which are the table owner's code: that runs as the owner,
+ * in a security-restricted operation (PermBecomeTableOwner).
+ *
+ * The first problem found is an ERRCODE_INDEX_CORRUPTED error naming the
+ * block.  The check holds ShareLock on the table and the index, so inserts
+ * and VACUUM wait for it and the structure it walks cannot change.  Memory:
+ * with heapallindexed, 30 bytes a row (the rows, and one table sorted).
+ *
+ * IDENTIFICATION
+ *	  src/index/permcheck.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/index.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "perm.h"
+
+PG_FUNCTION_INFO_V1(simhash_perm_check);
+
+#define ST_SORT sort_check_entries
+#define ST_ELEMENT_TYPE PermKey
+#define ST_COMPARE(a, b) PermCompareKeys(a, b)
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
+
+/* The rows of the table, as CREATE INDEX would index them */
+typedef struct HeapRows
+{
+	uint64	   *fps;
+	ItemPointerData *tids;
+	int64		n;
+	int64		capacity;
+} HeapRows;
+
+/* What the walk of one table found */
+typedef struct TableCheck
+{
+	Relation	index;
+	int			table;
+	int64		pages;
+	int64		entries;
+	int64		incomplete_splits;
+	/* heapallindexed: this table's keys of the heap rows, sorted */
+	PermKey    *heap_keys;
+	int64		nheap;
+	int64		heap_next;		/* next heap key to find in the leaves */
+} TableCheck;
+
+/* The same error for every finding: the index, the block, what is wrong */
+static void
+corrupt(TableCheck *tc, BlockNumber blkno, const char *what)
+{
+	PermReportCorruption(tc->index, blkno,
+						 psprintf("Table %d: %s", tc->table, what));
+}
+
+/* The error for a heap row that a table of the index lacks */
+static void
+missing_row(TableCheck *tc, const PermKey *h, const char *where)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("index \"%s\" lacks the row at (%u,%u) in table %d",
+					RelationGetRelationName(tc->index),
+					ItemPointerGetBlockNumber(&h->tid),
+					ItemPointerGetOffsetNumber(&h->tid), tc->table),
+			 errdetail("Its key %016llX %s.", (unsigned long long) h->key, where),
+			 errhint("Please REINDEX it.")));
+}
+
+/* Callback of the heap scan: collect one row */
+static void
+collect_row(Relation index, ItemPointer tid, Datum *values, bool *isnull,
+			bool tupleIsAlive, void *arg)
+{
+	HeapRows   *rows = (HeapRows *) arg;
+
+	if (isnull[0])
+		return;
+	if (rows->n == rows->capacity)
+	{
+		rows->capacity *= 2;
+		rows->fps = repalloc_huge(rows->fps, rows->capacity * sizeof(uint64));
+		rows->tids = repalloc_huge(rows->tids,
+								   rows->capacity * sizeof(ItemPointerData));
+	}
+	rows->fps[rows->n] = (uint64) DatumGetInt64(values[0]);
+	rows->tids[rows->n] = *tid;
+	rows->n++;
+}
+
+/*
+ * Check the entries of one page: the sorted part in strictly increasing
+ * order after *prev (the last entry of the level so far; NULL at its start)
+ * and, with the tail, all at or above low and below the high key.  For
+ * leaves with heapallindexed, merge the page's entries (all of them, in
+ * order) with the heap keys.
+ */
+static void
+check_entries(TableCheck *tc, Buffer buf, const PermKey *low, PermKey *prev,
+			  bool *have_prev, PermKey *scratch)
+{
+	Page		page = BufferGetPage(buf);
+	BlockNumber blkno = BufferGetBlockNumber(buf);
+	PermPageOpaque opaque = PermPageGetOpaque(page);
+	bool		leaf = PermPageIsLeaf(page);
+	PermKey		hikey;
+	int			i,
+				n;
+
+	hikey.key = opaque->hikey;
+	hikey.tid = opaque->hikey_tid;
+	for (i = 0; i < opaque->nentries; i++)
+	{
+		PermKey		k;
+
+		PermPageReadKey(page, i, &k);
+
+		/* the first downlink of a leftmost page stands for minus infinity */
+		if (!leaf && i == 0 && low == NULL)
+			continue;
+		if (i < opaque->nsorted)
+		{
+			if (*have_prev && PermCompareKeys(prev, &k) >= 0)
+				corrupt(tc, blkno, psprintf("Entry %d is not above the entry before it.", i));
+			*prev = k;
+			*have_prev = true;
+		}
+		if (low != NULL && PermCompareKeys(&k, low) < 0)
+			corrupt(tc, blkno, psprintf("Entry %d lies below the page's low bound.", i));
+		if (leaf && k.key < opaque->lokey)
+			corrupt(tc, blkno, psprintf("Entry %d lies below the leaf's low key.", i));
+		if (!PermPageIsRightmost(page) && PermCompareKeys(&k, &hikey) >= 0)
+			corrupt(tc, blkno, psprintf("Entry %d is not below the page's high key.", i));
+	}
+	tc->entries += leaf ? opaque->nentries : 0;
+
+	/* the tail after the sorted part: key order over the whole page */
+	if (leaf && opaque->nsorted < opaque->nentries)
+	{
+		n = PermLeafSortedEntries(page, scratch);
+		for (i = 1; i < n; i++)
+			if (PermCompareKeys(&scratch[i - 1], &scratch[i]) >= 0)
+				corrupt(tc, blkno, "The page holds one entry twice.");
+		*prev = scratch[n - 1];
+	}
+
+	if (leaf && tc->heap_keys != NULL)
+	{
+		n = PermLeafSortedEntries(page, scratch);
+		for (i = 0; i < n && tc->heap_next < tc->nheap; i++)
+		{
+			PermKey    *h = &tc->heap_keys[tc->heap_next];
+			int			c = PermCompareKeys(h, &scratch[i]);
+
+			if (c < 0)
+				missing_row(tc, h, psprintf("belongs before block %u", blkno));
+			/* an index entry without a heap row is a dead one: skip it */
+			if (c == 0)
+				tc->heap_next++;
+		}
+	}
+}
+
+/*
+ * Check one level of a table, left to right from block first.  children:
+ * the blocks that the level above links to, in order, with their downlink
+ * keys (NULL for the root level).  Returns this level's downlinks, in
+ * order, for the level below (internal levels).
+ */
+static void
+check_level(TableCheck *tc, BlockNumber first, int level, bool root_level,
+			const BlockNumber *children, const PermKey *child_keys,
+			int64 nchildren, BlockNumber **out_children, PermKey **out_keys,
+			int64 *out_n)
+{
+	Relation	index = tc->index;
+	int64		steps = 0;
+	int64		next_child = 0;
+	int64		cap = 1024;
+	bool		left_incomplete = false;
+	bool		have_prev = false;
+	PermKey		prev = {0};
+	PermKey    *scratch = palloc(PERM_LEAF_MAX_ENTRIES * sizeof(PermKey));
+	Buffer		buf;
+
+	*out_n = 0;
+	*out_children = NULL;
+	*out_keys = NULL;
+	if (level > 0)
+	{
+		*out_children = palloc(cap * sizeof(BlockNumber));
+		*out_keys = palloc(cap * sizeof(PermKey));
+	}
+
+	buf = PermReadPage(index, InvalidBlockNumber, first, BUFFER_LOCK_SHARE,
+					   tc->table, level);
+	for (;;)
+	{
+		Page		page = BufferGetPage(buf);
+		BlockNumber blkno = BufferGetBlockNumber(buf);
+		PermPageOpaque opaque = PermPageGetOpaque(page);
+		const PermKey *low = NULL;
+		int			i;
+
+		tc->pages++;
+
+		/* the root is alone on its level, and only it is marked root */
+		if (root_level != ((opaque->flags & PERM_ROOT) != 0) ||
+			(root_level && !PermPageIsRightmost(page)))
+			corrupt(tc, blkno, "The root flag disagrees with the metapage, or the root has a right sibling.");
+
+		/* is this page the next child of the level above? */
+		if (children != NULL)
+		{
+			if (next_child < nchildren && children[next_child] == blkno)
+			{
+				low = next_child > 0 ? &child_keys[next_child] : NULL;
+				if (low != NULL && level == 0 && opaque->lokey != low->key)
+					corrupt(tc, blkno, "The leaf's low key is not its downlink's key.");
+				next_child++;
+			}
+			else if (left_incomplete)
+				tc->incomplete_splits++;
+			else
+				corrupt(tc, blkno, "The page has no downlink in the level above, or the downlinks are out of order.");
+		}
+
+		check_entries(tc, buf, low, &prev, &have_prev, scratch);
+		if (low != NULL && level > 0)
+		{
+			PermKey		k0;
+
+			PermPageReadKey(page, 0, &k0);
+			if (PermCompareKeys(&k0, low) != 0)
+				corrupt(tc, blkno, "The page's first key is not its downlink's key.");
+		}
+
+		/* this level's downlinks, for the level below */
+		for (i = 0; level > 0 && i < opaque->nentries; i++)
+		{
+			if (*out_n == cap)
+			{
+				cap *= 2;
+				*out_children = repalloc_huge(*out_children, cap * sizeof(BlockNumber));
+				*out_keys = repalloc_huge(*out_keys, cap * sizeof(PermKey));
+			}
+			PermReadInternalEntry(page, i, &(*out_keys)[*out_n],
+								  &(*out_children)[*out_n]);
+			(*out_n)++;
+		}
+
+		left_incomplete = (opaque->flags & PERM_INCOMPLETE_SPLIT) != 0;
+		if (left_incomplete && PermPageIsRightmost(page))
+			corrupt(tc, blkno, "The rightmost page of its level is marked as an incomplete split.");
+		if (PermPageIsRightmost(page))
+			break;
+		buf = PermStepRight(index, buf, BUFFER_LOCK_SHARE, &steps);
+	}
+	UnlockReleaseBuffer(buf);
+	if (children != NULL && next_child < nchildren)
+		corrupt(tc, children[next_child],
+				"A downlink leads to a page that is not on the level below.");
+	pfree(scratch);
+}
+
+/* Check one table's tree, top down */
+static void
+check_table(TableCheck *tc, const PermTable *meta_table)
+{
+	BlockNumber *children = NULL;
+	PermKey    *keys = NULL;
+	int64		nchildren = 0;
+	BlockNumber first = meta_table->root;
+	int			level;
+
+	for (level = meta_table->root_level; level >= 0; level--)
+	{
+		BlockNumber *next_children;
+		PermKey    *next_keys;
+		int64		nnext;
+
+		CHECK_FOR_INTERRUPTS();
+		check_level(tc, first, level, level == meta_table->root_level,
+					children, keys, nchildren, &next_children, &next_keys,
+					&nnext);
+		if (children)
+		{
+			pfree(children);
+			pfree(keys);
+		}
+		children = next_children;
+		keys = next_keys;
+		nchildren = nnext;
+		if (level > 0)
+		{
+			if (nchildren == 0)
+				PermReportCorruption(tc->index, first, "An internal level has no downlinks.");
+			first = children[0];
+		}
+	}
+	if (tc->heap_keys != NULL && tc->heap_next < tc->nheap)
+		missing_row(tc, &tc->heap_keys[tc->heap_next],
+					"lies beyond the last entry");
+}
+
+/*
+ * simhash_perm_check(index regclass, heapallindexed boolean): check the
+ * index, raise an error at the first problem; else one row per table with
+ * its levels, pages, entries and incomplete splits.
+ */
+Datum
+simhash_perm_check(PG_FUNCTION_ARGS)
+{
+	Oid			indexoid = PG_GETARG_OID(0);
+	bool		heapallindexed = PG_GETARG_BOOL(1);
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Relation	heap;
+	Relation	index;
+	PermTable  *tables;
+	int			ntables;
+	int			t;
+	int64		entries0 = -1;
+	HeapRows	rows = {0};
+	PermPermutation *perm = NULL;
+	MemoryContext cxt,
+				oldcxt;
+
+	InitMaterializedSRF(fcinfo, 0);
+	index = PermOpenIndexForInspection(indexoid, ShareLock, &heap);
+
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash_perm_check",
+								ALLOCSET_DEFAULT_SIZES);
+	oldcxt = MemoryContextSwitchTo(cxt);
+
+	tables = palloc(PERM_MAX_TABLES * sizeof(PermTable));
+	PermMetaSnapshot(index, tables, &ntables);
+	(void) PermGetState(index);
+
+	if (heapallindexed)
+	{
+		IndexInfo  *indexInfo;
+		PermSavedUser saved;
+
+		rows.capacity = 1024;
+		rows.fps = palloc(rows.capacity * sizeof(uint64));
+		rows.tids = palloc(rows.capacity * sizeof(ItemPointerData));
+
+		/* index expressions and predicate: the table owner's code */
+		PermBecomeTableOwner(heap, &saved);
+		indexInfo = BuildIndexInfo(index);
+		table_index_build_scan(heap, index, indexInfo, true, false,
+							   collect_row, &rows, NULL);
+		PermRestoreUser(&saved);
+		perm = palloc(sizeof(PermPermutation));
+	}
+
+	for (t = 0; t < ntables; t++)
+	{
+		TableCheck	tc = {0};
+		Datum		values[5];
+		bool		nulls[5] = {0};
+
+		tc.index = index;
+		tc.table = t;
+		if (heapallindexed)
+		{
+			int64		i;
+
+			PermMakePermutation(tables[t].bits, perm);
+			tc.heap_keys = palloc_extended(Max(rows.n, 1) * sizeof(PermKey),
+										   MCXT_ALLOC_HUGE);
+			for (i = 0; i < rows.n; i++)
+			{
+				tc.heap_keys[i].key = PermPermute(perm, rows.fps[i]);
+				tc.heap_keys[i].tid = rows.tids[i];
+			}
+			tc.nheap = rows.n;
+			sort_check_entries(tc.heap_keys, tc.nheap);
+		}
+		check_table(&tc, &tables[t]);
+		if (tc.heap_keys)
+			pfree(tc.heap_keys);
+
+		if (entries0 < 0)
+			entries0 = tc.entries;
+		else if (tc.entries != entries0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("index \"%s\" holds %lld entries in table %d but %lld in table 0",
+							RelationGetRelationName(index),
+							(long long) tc.entries, t, (long long) entries0),
+					 errhint("An insert that failed part-way leaves entries in some tables only, until VACUUM removes them: VACUUM the table and check again.  Otherwise REINDEX the index.")));
+
+		values[0] = Int32GetDatum(t);
+		values[1] = Int32GetDatum(tables[t].root_level + 1);
+		values[2] = Int64GetDatum(tc.pages);
+		values[3] = Int64GetDatum(tc.entries);
+		values[4] = Int64GetDatum(tc.incomplete_splits);
+		MemoryContextSwitchTo(oldcxt);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		MemoryContextSwitchTo(cxt);
+	}
+
+	MemoryContextSwitchTo(oldcxt);
+	MemoryContextDelete(cxt);
+	index_close(index, ShareLock);
+	table_close(heap, ShareLock);
+	return (Datum) 0;
+}

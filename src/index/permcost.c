@@ -1,0 +1,373 @@
+/*-------------------------------------------------------------------------
+ *
+ * permcost.c
+ *		simhash_perm: amcostestimate.
+ *
+ * A scan costs, per table, one descent per probed prefix plus the entries
+ * in those prefixes: with R rows and a P-bit prefix, about R / 2^P entries
+ * per probe.  Queries above the design radius probe every prefix within
+ * s(r) bits (or read one table whole, whichever the scan will choose).
+ * genericcostestimate() prices the entries read and the heap access from
+ * the selectivity of the clause; the descents are added like btree's.
+ *
+ * An ordered scan (ORDER BY fp <-> q) does its index work before it returns
+ * its first row: the rings that see every row nearer than the n-th
+ * neighbour, where n is the query's LIMIT (or the planner's tuple
+ * fraction), table by table in the default layout (PermRingsToSee).  The
+ * n-th neighbour's distance is estimated as for uniformly random
+ * fingerprints: the smallest r with rows * C(64, <= r) / 2^64 >= n.
+ * Near-duplicate data finds its neighbours sooner, so this errs towards the
+ * sequential scan.  Reading on to the end costs one table read whole, the
+ * sorting of each distance's rows by TID, and, without a qual, a pass over
+ * the table for the rows with a NULL fingerprint (permknn.c); a scan with
+ * neither qual nor ORDER BY (which the planner may build when sequential
+ * scans are disabled) reads one table whole and makes that pass.  A qual
+ * bounds every scan of the index, ordered or not: an ordered scan with one
+ * reads no farther than its radius (a radius not known at planning, a
+ * parameter, is taken to be the design radius, as for unordered scans).
+ *
+ * IDENTIFICATION
+ *	  src/index/permcost.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/relation.h"
+#include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "utils/rel.h"
+#include "utils/selfuncs.h"
+
+#include "perm.h"
+#include "simhash_query.h"
+#include "simhash.h"
+
+/*
+ * Sort unsigned 64-bit keys (prefixes, permuted fingerprints) ascending.
+ * The comparison is inlined.
+ */
+#define ST_SORT sort_uint64
+#define ST_ELEMENT_TYPE uint64
+#define ST_COMPARE(a, b) ((*(a) > *(b)) - (*(a) < *(b)))
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
+
+/* The smallest constant radius among the index clauses, or -1 */
+static int
+clause_radius(PlannerInfo *root, IndexPath *path)
+{
+	int			radius = -1;
+	ListCell   *lc;
+
+	foreach(lc, path->indexclauses)
+	{
+		IndexClause *iclause = lfirst_node(IndexClause, lc);
+		ListCell   *lc2;
+
+		foreach(lc2, iclause->indexquals)
+		{
+			RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc2);
+			Node	   *arg;
+
+			if (!IsA(rinfo->clause, OpExpr))
+				continue;
+			arg = estimate_expression_value(root,
+											lsecond(((OpExpr *) rinfo->clause)->args));
+			if (IsA(arg, Const) && !((Const *) arg)->constisnull)
+			{
+				SimhashQuery *q = DatumGetSimhashQuery(((Const *) arg)->constvalue);
+
+				if (radius < 0 || q->radius < radius)
+					radius = q->radius;
+			}
+		}
+	}
+	return radius;
+}
+
+/*
+ * How many rows an ordered scan is expected to hand out: the LIMIT, or the
+ * planner's tuple fraction (absolute when >= 1), or all of them.
+ */
+static double
+order_rows_wanted(PlannerInfo *root, double rows)
+{
+	double		wanted = rows;
+
+	if (root->limit_tuples > 0)
+		wanted = root->limit_tuples;
+	else if (root->tuple_fraction >= 1.0)
+		wanted = root->tuple_fraction;
+	else if (root->tuple_fraction > 0)
+		wanted = root->tuple_fraction * rows;
+	return Max(1.0, Min(wanted, rows));
+}
+
+/* amcostestimate */
+void
+permcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
+				 Cost *indexStartupCost, Cost *indexTotalCost,
+				 Selectivity *indexSelectivity, double *indexCorrelation,
+				 double *indexPages)
+{
+	IndexOptInfo *index = path->indexinfo;
+	GenericCosts costs;
+	Relation	rel;
+	PermState  *state;
+	PermLayout *layout;
+	PermTable	tables[PERM_MAX_TABLES];
+	int			ntables;
+	int			radius;
+	int			ring;
+	int			ring_tables;
+	double		rows = Max(index->tuples, 1.0);
+	double		entries = 0;
+	double		descents = 0;
+	double		levels = 0;
+	double		probe_pages = 0;
+	double		descent_cost;
+	int			t;
+
+	rel = index_open(index->indexoid, NoLock);
+	state = PermGetState(rel);
+	layout = &state->layout;
+	PermMetaSnapshot(rel, tables, &ntables);
+
+	radius = clause_radius(root, path);
+	/* a radius not known yet (a parameter): assume the design radius */
+	if (path->indexclauses != NIL && radius < 0)
+		radius = layout->max_distance;
+	if (path->indexorderbys != NIL)
+	{
+		/*
+		 * The n-th row, at order_r, is handed out once every row within
+		 * order_r - 1 has been seen; with a qual of radius k < order_r, the
+		 * scan reads on until it has seen every row within k.
+		 */
+		int			order_r = simhash_radius_holding(rows, order_rows_wanted(root, rows), 0);
+
+		radius = radius < 0 ? order_r - 1 : Min(radius, order_r - 1);
+		PermRingsToSee(layout, Max(radius, 0), &ring, &ring_tables);
+	}
+	else
+	{
+		if (path->indexclauses == NIL)
+			radius = 64;		/* no qual at all: every row */
+		ring = radius <= layout->max_distance ? 0 :
+			PermPrefixFlips(layout->blocks, layout->max_distance, radius);
+		ring_tables = ntables;
+	}
+
+	for (t = 0; t < ntables; t++)
+	{
+		int			p = layout->prefix_bits[t];
+		double		probes = simhash_count_within(p, t < ring_tables ? ring : ring - 1);
+
+		entries += rows * Min(1.0, probes / pow(2.0, p));
+		descents += probes;
+		levels += probes * (tables[t].root_level + 1);
+
+		/*
+		 * As the scans weigh their probes against a pass over one table
+		 * whole: a radius search all of its probes (permprobe.c,
+		 * search_queries), an ordered scan each ring it reads (permknn.c,
+		 * order_read_ring), of which the last, read in this table, is the
+		 * largest.
+		 */
+		if (path->indexorderbys == NIL)
+			probe_pages += probes * PermProbePages(rel, t, tables[t].root_level);
+		else if (ring > 0 && (t == ring_tables - 1 || !PermRingsByTable(layout)))
+			probe_pages += (probes - simhash_count_within(p, ring - 1)) *
+				PermProbePages(rel, t, tables[t].root_level);
+	}
+	index_close(rel, NoLock);
+
+	/* the scan reads one table whole when that is cheaper than probing */
+	if (ring > 0 && probe_pages > index->pages / Max(ntables, 1))
+	{
+		entries = rows;
+		descents = 1;
+		levels = tables[0].root_level + 1;
+	}
+
+	MemSet(&costs, 0, sizeof(costs));
+	/* in rows of one table, so genericcostestimate's page count is right */
+	costs.numIndexTuples = Max(1.0, entries / ntables);
+	genericcostestimate(root, path, loop_count, &costs);
+
+	/* the entries of the other tables, and one descent per probe */
+	descent_cost = descents *
+		(ceil(log(rows) / log(2.0)) + 50.0 * (levels / Max(descents, 1.0))) *
+		cpu_operator_cost;
+	costs.indexTotalCost += (entries - costs.numIndexTuples) *
+		(cpu_index_tuple_cost + cpu_operator_cost);
+	costs.indexStartupCost += descent_cost;
+	costs.indexTotalCost += descent_cost;
+
+	/*
+	 * An ordered scan does all of the above before its first row.  With a
+	 * qual, nothing lies beyond its radius: the scan stops there, having
+	 * sorted only the matches by TID as it hands them out.  Without one,
+	 * reading on to the end adds one table read whole, the sorting of every
+	 * row, and the NULL rows' pass.  (A bitmap scan is priced by this same
+	 * path when the query has an ORDER BY the index could serve, so a
+	 * radius search must not pay for a read to the end either way.)
+	 */
+	if (path->indexorderbys != NIL)
+	{
+		double		handed = rows;
+
+		costs.indexStartupCost = costs.indexTotalCost;
+		if (path->indexclauses != NIL)
+			handed = Max(1.0, costs.indexSelectivity * rows);
+		else if (entries < rows)
+			costs.indexTotalCost += rows * (cpu_index_tuple_cost + cpu_operator_cost) +
+				index->pages / Max(ntables, 1) * random_page_cost;
+		/* each distance's rows are sorted by TID as they are handed out */
+		costs.indexTotalCost += handed * 2.0 * cpu_operator_cost *
+			Max(1.0, log(handed / 65.0) / log(2.0));
+	}
+	/* without a qual, the NULL rows are found by reading the table */
+	if (path->indexclauses == NIL)
+		costs.indexTotalCost += index->rel->pages * seq_page_cost +
+			index->rel->tuples * cpu_tuple_cost;
+
+	*indexStartupCost = costs.indexStartupCost;
+	*indexTotalCost = costs.indexTotalCost;
+	*indexSelectivity = costs.indexSelectivity;
+	*indexCorrelation = 0;
+	*indexPages = costs.numIndexPages;
+}
+
+/*
+ * How many pairs of distinct rows of the index's relation lie at each
+ * distance d = 0..k: the evidence for the join selectivity of hamming_near
+ * (planner.c), which the column's statistics cannot give, since a
+ * near-duplicate is not a common value.
+ *
+ * The sample is PERM_PAIR_SAMPLE_PAGES pages spread evenly over the index.
+ * In each leaf, the entries that share their table's P-bit prefix are
+ * compared with one another.  A pair of rows at distance d shares table t's
+ * prefix with chance f(t, d) = C(64 - P_t, d) / C(64, d) when its d differing
+ * bits fall anywhere (1 for d = 0), so the whole index holds about
+ * pairs(d) * F(d) such pairs, F(d) being the sum of f(t, d) over the tables,
+ * nearly all of them on one leaf.  A sample of S of the M pages after the
+ * metapage finds count(d) of them, and
+ *		pairs(d) = count(d) * M / (S * F(d)).
+ * Pairs split across two leaves are missed; that matters only for runs of
+ * one fingerprint longer than a leaf, which the column's most common values
+ * show (the caller takes the larger of the two).  A distance with
+ * F(d) < PERM_PAIR_MIN_SHARE is not estimated: pairs[d] is set to -1.
+ *
+ * The pages are the same ones for the same index, so plans do not change
+ * from one planning to the next.  Costs S page reads.
+ */
+#define PERM_PAIR_SAMPLE_PAGES	32
+#define PERM_PAIR_MIN_SHARE		0.05
+
+/* Count, by distance up to k, the pairs of keys that share their top p bits */
+static SIMHASH_POPCNT void
+count_leaf_pairs(uint64 *keys, int n, int p, int k, double *count)
+{
+	int			start,
+				i,
+				j;
+
+	sort_uint64(keys, n);
+	for (start = 0; start < n; start = i)
+	{
+		for (i = start + 1; i < n; i++)
+		{
+			if (p > 0 && (keys[i] ^ keys[start]) >> (64 - p) != 0)
+				break;
+		}
+		for (j = start; j < i; j++)
+		{
+			int			m;
+
+			for (m = j + 1; m < i; m++)
+			{
+				int			d = simhash_hamming(keys[j], keys[m]);
+
+				if (d <= k)
+					count[d] += 1;
+			}
+		}
+	}
+}
+
+void
+PermSampleNearPairs(Relation index, int k, double *pairs)
+{
+	PermLayout *layout = &PermGetState(index)->layout;
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	double		count[PERM_MAX_MAX_DISTANCE + 1] = {0};
+	uint64	   *keys;
+	int			npages,
+				i,
+				d;
+
+	Assert(k >= 0 && k <= PERM_MAX_MAX_DISTANCE);
+	npages = Min(nblocks > 0 ? nblocks - 1 : 0, PERM_PAIR_SAMPLE_PAGES);
+	keys = palloc(sizeof(uint64) * PERM_LEAF_MAX_ENTRIES);
+	for (i = 0; i < npages; i++)
+	{
+		BlockNumber blkno = 1 + (BlockNumber) ((i + 0.5) * (nblocks - 1) / npages);
+		Buffer		buf;
+		Page		page;
+		PermLeafKeys lk;
+		int			n = 0,
+					table = 0,
+					j;
+
+		CHECK_FOR_INTERRUPTS();
+		buf = ReadBuffer(index, blkno);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		/* a page added by an insert that did not finish holds nothing */
+		if (!PageIsNew(page))
+		{
+			PermCheckPage(index, buf, -1, -1);
+			if (PermPageIsLeaf(page))
+			{
+				n = PermPageGetOpaque(page)->nentries;
+				table = PermPageGetOpaque(page)->table;
+				PermLeafKeysInit(&lk, page);
+				for (j = 0; j < n; j++)
+					keys[j] = PermLeafKeyAt(&lk, j);
+			}
+		}
+		UnlockReleaseBuffer(buf);
+		if (n > 1)
+			count_leaf_pairs(keys, n, layout->prefix_bits[table], k, count);
+	}
+	pfree(keys);
+
+	for (d = 0; d <= k; d++)
+	{
+		double		share = 0;
+		int			t;
+
+		for (t = 0; t < layout->ntables; t++)
+		{
+			int			free_bits = SIMHASH_BITS - layout->prefix_bits[t];
+
+			if (d <= free_bits)
+				share += (simhash_count_within(free_bits, d) -
+						  simhash_count_within(free_bits, d - 1)) /
+					(simhash_count_within(SIMHASH_BITS, d) -
+					 simhash_count_within(SIMHASH_BITS, d - 1));
+		}
+		if (npages == 0)
+			pairs[d] = 0;
+		else if (share < PERM_PAIR_MIN_SHARE)
+			pairs[d] = -1;
+		else
+			pairs[d] = count[d] * (nblocks - 1) / (npages * share);
+	}
+}

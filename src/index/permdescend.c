@@ -1,0 +1,555 @@
+/*-------------------------------------------------------------------------
+ *
+ * permdescend.c
+ *		simhash_perm: reading a table's tree.  Descending to the page that
+ *		owns a key (through the per-backend leaf maps where they help), and
+ *		probing a prefix range of a table.
+ *
+ * Readers hold one share lock at a time and never keep a position inside
+ * a page after releasing it; a page that split under a reader is caught up
+ * with by moving right (Lehman and Yao).  See README.perm, "Locking".
+ *
+ * IDENTIFICATION
+ *	  src/index/permdescend.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "perm.h"
+#include "simhash.h"
+
+/* Right-moves after which a leaf map is considered stale */
+#define LEAF_MAP_MAX_MOVES	2
+
+/*
+ * Descents of a table in this backend before its leaf map is built: a
+ * connection that runs one query pays a few descents, not the reading of
+ * every level-1 page (hundreds at a hundred million rows).
+ */
+#define LEAF_MAP_AFTER_DESCENTS	32
+
+/* Memory of a map of n leaves */
+#define LEAF_MAP_BYTES(n) \
+	((int64) (n) * (int64) (sizeof(PermKey) + sizeof(BlockNumber) + sizeof(Buffer)))
+
+/* simhash.leaf_map_memory: kB the leaf maps of one index may use, per backend */
+int			perm_leaf_map_memory = PERM_DEFAULT_LEAF_MAP_MEMORY;
+
+/*
+ * A leaf reached for key must not begin above it.  A descent lands on the
+ * page that owns key or on one to its left, and moves right from there; a
+ * damaged downlink or right-link that leads too far right would otherwise
+ * make every key between key and the leaf's low key silently unreachable
+ * (a pass over a table whole, which starts at key 0, would miss them all).
+ * A leaf's low key never changes once it is written, so a leaf map built
+ * before the leaf split is still right about it.
+ */
+static void
+check_leaf_reached(Relation index, Buffer buf, const PermKey *key)
+{
+	PermPageOpaque opaque = PermPageGetOpaque(BufferGetPage(buf));
+
+	if (opaque->level == 0 && key->key < opaque->lokey)
+		PermReportCorruption(index, BufferGetBlockNumber(buf),
+							 psprintf("A search for key %016llX reached this leaf, whose low key is %016llX: a downlink or a right-link leads past the leaf that owns the key.",
+									  (unsigned long long) key->key,
+									  (unsigned long long) opaque->lokey));
+}
+
+/* The leftmost page of a level (level <= the root's), share-locked */
+Buffer
+PermLeftmostPage(Relation index, int table, int target_level)
+{
+	int			level;
+	BlockNumber blkno = PermGetRoot(index, table, target_level, &level);
+	BlockNumber from = InvalidBlockNumber;
+	Buffer		buf;
+
+	for (;;)
+	{
+		PermKey		k;
+
+		buf = PermReadPage(index, from, blkno, BUFFER_LOCK_SHARE, table, level);
+		if (level == target_level)
+		{
+			/* the leftmost leaf starts at key 0: nothing lies left of it */
+			check_leaf_reached(index, buf, &PermMinKey);
+			return buf;
+		}
+		from = blkno;
+		PermReadInternalEntry(BufferGetPage(buf), 0, &k, &blkno);
+		UnlockReleaseBuffer(buf);
+		level--;
+	}
+}
+
+/* Free a leaf map */
+static void
+free_leaf_map(PermState *state, PermLeafMap *map)
+{
+	state->leafmap_bytes -= LEAF_MAP_BYTES(map->nleaves);
+	if (map->lowkeys)
+		pfree(map->lowkeys);
+	if (map->blocks)
+		pfree(map->blocks);
+	if (map->recent)
+		pfree(map->recent);
+	pfree(map);
+}
+
+/*
+ * Read the leaves of a table, in order, into a new map: every downlink of
+ * level 1.  A table of more than PERM_LEAF_MAP_MAX leaves, or whose map
+ * would take the index's maps past simhash.leaf_map_memory, gets an empty
+ * map (nleaves = 0): descents then go the usual way.
+ */
+static PermLeafMap *
+build_leaf_map(Relation index, int table)
+{
+	PermState  *state = PermGetState(index);
+	PermLeafMap *map;
+	int			level;
+	BlockNumber blkno;
+	Buffer		buf;
+	int			cap = 1024;
+	int64		steps = 0;
+
+	map = MemoryContextAllocZero(index->rd_indexcxt, sizeof(PermLeafMap));
+
+	/* a fresh root: the map is only as good as the level it is read from */
+	state->root_level[table] = -1;
+	blkno = PermGetRoot(index, table, 0, &level);
+	if (level == 0)
+	{
+		map->nleaves = 1;
+		map->lowkeys = MemoryContextAlloc(index->rd_indexcxt, sizeof(PermKey));
+		map->blocks = MemoryContextAlloc(index->rd_indexcxt, sizeof(BlockNumber));
+		map->recent = MemoryContextAllocZero(index->rd_indexcxt, sizeof(Buffer));
+		map->lowkeys[0] = PermMinKey;
+		map->blocks[0] = blkno;
+		return map;
+	}
+
+	map->lowkeys = MemoryContextAlloc(index->rd_indexcxt, cap * sizeof(PermKey));
+	map->blocks = MemoryContextAlloc(index->rd_indexcxt, cap * sizeof(BlockNumber));
+	buf = PermLeftmostPage(index, table, 1);
+	for (;;)
+	{
+		Page		page = BufferGetPage(buf);
+		PermPageOpaque opaque = PermPageGetOpaque(page);
+		int			i;
+
+		if (map->nleaves + opaque->nentries > PERM_LEAF_MAP_MAX ||
+			state->leafmap_bytes + LEAF_MAP_BYTES(map->nleaves + opaque->nentries) >
+			(int64) perm_leaf_map_memory * 1024)
+		{
+			/* too big to keep per backend */
+			UnlockReleaseBuffer(buf);
+			pfree(map->lowkeys);
+			pfree(map->blocks);
+			map->nleaves = 0;
+			map->lowkeys = NULL;
+			map->blocks = NULL;
+			return map;
+		}
+		while (map->nleaves + opaque->nentries > cap)
+		{
+			cap *= 2;
+			map->lowkeys = repalloc(map->lowkeys, cap * sizeof(PermKey));
+			map->blocks = repalloc(map->blocks, cap * sizeof(BlockNumber));
+		}
+		for (i = 0; i < opaque->nentries; i++)
+		{
+			PermReadInternalEntry(page, i, &map->lowkeys[map->nleaves],
+								  &map->blocks[map->nleaves]);
+			map->nleaves++;
+		}
+		if (PermPageIsRightmost(page))
+			break;
+		buf = PermStepRight(index, buf, BUFFER_LOCK_SHARE, &steps);
+	}
+	UnlockReleaseBuffer(buf);
+	if (map->nleaves > 0)
+		map->lowkeys[0] = PermMinKey;
+	map->recent = MemoryContextAllocZero(index->rd_indexcxt,
+										 Max(map->nleaves, 1) * sizeof(Buffer));
+	state->leafmap_bytes += LEAF_MAP_BYTES(map->nleaves);
+	return map;
+}
+
+/*
+ * What one probe of a table costs, in pages of a pass over one table whole.
+ * Through a leaf map a probe reads one leaf from the key's place: about a
+ * third of the time a pass spends on one leaf (0.55 us against 2.0 us,
+ * measured at a million rows: docs/knn_bench.md, "A probe against a
+ * pass").  Without one it descends from the root.  A table is expected to have a map if this backend has
+ * built one, or, before it has, if the index's leaves (estimated from its
+ * size) would fit simhash.leaf_map_memory: the map is built after the first
+ * LEAF_MAP_AFTER_DESCENTS descents, so a ring of hundreds of probes is
+ * mostly read through it.  Scans weigh their probes with this against a
+ * pass (permprobe.c, permknn.c), and the planner does the same
+ * (permcost.c).
+ */
+double
+PermProbePages(Relation index, int table, int root_level)
+{
+	PermState  *state = PermGetState(index);
+	PermLeafMap *map = state->leafmap[table];
+	bool		mapped;
+
+	if (map != NULL && !map->stale)
+		mapped = map->nleaves > 0;
+	else
+	{
+		double		leaves = (double) RelationGetNumberOfBlocks(index);
+
+		mapped = leaves / state->layout.ntables <= PERM_LEAF_MAP_MAX &&
+			LEAF_MAP_BYTES(leaves) <= (double) perm_leaf_map_memory * 1024.0;
+	}
+	return mapped ? 1.0 / 3.0 : root_level + 1;
+}
+
+/* The map's entry of the leaf to start from for key (see PermLeafMap) */
+static int
+leaf_map_lookup(PermLeafMap *map, const PermKey *key)
+{
+	int			lo = 1,
+				hi = map->nleaves - 1,
+				found = 0;
+
+	while (lo <= hi)
+	{
+		int			mid = (lo + hi) / 2;
+
+		if (PermCompareKeys(&map->lowkeys[mid], key) <= 0)
+		{
+			found = mid;
+			lo = mid + 1;
+		}
+		else
+			hi = mid - 1;
+	}
+	return found;
+}
+
+/*
+ * Starting from the page locked in buf (in lockmode), move right while key
+ * is beyond the page's high key; returns the page that owns key, locked the
+ * same way.  *moves counts the steps.
+ */
+static Buffer
+move_right(Relation index, Buffer buf, const PermKey *key, int lockmode,
+		   int64 *moves)
+{
+	while (PermPageBeyondHighKey(BufferGetPage(buf), key))
+		buf = PermStepRight(index, buf, lockmode, moves);
+	return buf;
+}
+
+/*
+ * Descend to the leaf that owns key through the table's leaf map, and
+ * return it pinned and locked in lockmode; InvalidBuffer if there is no
+ * usable map.
+ */
+static Buffer
+descend_by_map(Relation index, int table, const PermKey *key, int lockmode)
+{
+	PermState  *state = PermGetState(index);
+	PermLeafMap *map = state->leafmap[table];
+	Buffer		buf;
+	int64		moves = 0;
+	int			i;
+
+	if (map == NULL && ++state->descents[table] <= LEAF_MAP_AFTER_DESCENTS)
+		return InvalidBuffer;
+	if (map == NULL || map->stale)
+	{
+		if (map != NULL)
+			free_leaf_map(state, map);
+		map = state->leafmap[table] = build_leaf_map(index, table);
+	}
+	if (map->nleaves == 0)
+		return InvalidBuffer;
+
+	i = leaf_map_lookup(map, key);
+	buf = PermReadPageRecent(index, map->blocks[i], &map->recent[i],
+							 lockmode, table, 0);
+	buf = move_right(index, buf, key, lockmode, &moves);
+	check_leaf_reached(index, buf, key);
+	if (moves > LEAF_MAP_MAX_MOVES)
+		map->stale = true;
+	return buf;
+}
+
+/* The downlink of an internal page to follow for key */
+static BlockNumber
+choose_child(Page page, const PermKey *key)
+{
+	int			slot = PermPageLowerBound(page, key);
+	PermKey		sep;
+	BlockNumber child;
+
+	/* the last downlink whose separator is <= key; slot 0 is -infinity */
+	if (slot < PermPageGetOpaque(page)->nentries)
+	{
+		PermPageReadKey(page, slot, &sep);
+		if (PermCompareKeys(&sep, key) > 0)
+			slot--;
+	}
+	else
+		slot--;
+	if (slot < 0)
+		slot = 0;
+	PermReadInternalEntry(page, slot, &sep, &child);
+	return child;
+}
+
+/*
+ * Descend a table's tree to the page at target_level that owns key, and
+ * return it pinned and locked in lockmode (pages above are only share
+ * locked, one at a time).  Follows right-links past pages that split after
+ * their downlink was read.
+ */
+Buffer
+PermDescend(Relation index, int table, const PermKey *key, int target_level,
+			int lockmode)
+{
+	int			level;
+	BlockNumber blkno;
+	BlockNumber from = InvalidBlockNumber;
+	Buffer		buf;
+	int64		moves = 0;
+
+	if (target_level == 0)
+	{
+		buf = descend_by_map(index, table, key, lockmode);
+		if (BufferIsValid(buf))
+			return buf;
+	}
+	blkno = PermGetRoot(index, table, target_level, &level);
+	if (level < target_level)
+		elog(ERROR, "simhash_perm table %d of index \"%s\" has no level %d",
+			 table, RelationGetRelationName(index), target_level);
+
+	for (;;)
+	{
+		int			mode = (level == target_level) ? lockmode : BUFFER_LOCK_SHARE;
+		Page		page;
+
+		/* each level one below the last: the loop ends at target_level */
+		buf = PermReadPage(index, from, blkno, mode, table, level);
+		buf = move_right(index, buf, key, mode, &moves);
+		if (level == target_level)
+		{
+			check_leaf_reached(index, buf, key);
+			return buf;
+		}
+		page = BufferGetPage(buf);
+		from = BufferGetBlockNumber(buf);
+		blkno = choose_child(page, key);
+		UnlockReleaseBuffer(buf);
+		level--;
+	}
+}
+
+/* What reading one leaf of a probe found out */
+typedef struct LeafProbe
+{
+	bool		past_hi;		/* the sorted part went beyond the range */
+	bool		skip;			/* a far key fills the rest of the page */
+	uint64		last_key;		/* the last key read from the sorted part */
+} LeafProbe;
+
+/*
+ * Report the entries of one share-locked leaf whose key lies in [from, hi]
+ * and is within max_distance of query_key.  Compiled with and without
+ * POPCNT (SIMHASH_POPCNT): this loop is where a scan spends its time.
+ */
+SIMHASH_POPCNT
+static void
+probe_leaf(Page page, const PermKey *from, uint64 lo, uint64 hi,
+		   uint64 query_key, int max_distance,
+		   PermMatchCallback callback, void *arg, LeafProbe *result)
+{
+	PermPageOpaque opaque = PermPageGetOpaque(page);
+	int			nsorted = opaque->nsorted;
+	PermLeafKeys lk;
+	PermKey		e;
+	uint64		key = 0;
+	uint64		far_key;
+	int			i;
+
+	result->past_hi = false;
+	result->skip = false;
+	PermLeafKeysInit(&lk, page);
+
+	/*
+	 * A run of one key that fills the end of the sorted part and goes on to
+	 * the next page has the page's high key.  The high key is compared with
+	 * in the loop; the last entry, which confirms the run, is read only
+	 * then: reading it for every probe cost a cache miss each.
+	 */
+	far_key = PermPageIsRightmost(page) ? 0 : opaque->hikey;
+
+	/*
+	 * The sorted part, from the first entry >= from.  Keys are read alone;
+	 * an entry's TID is decoded only when it matches.
+	 */
+	for (i = PermPageLowerBound(page, from); i < nsorted; i++)
+	{
+		int			d;
+
+		key = PermLeafKeyAt(&lk, i);
+		if (key > hi)
+		{
+			result->past_hi = true;
+			break;
+		}
+		d = simhash_hamming(key, query_key);
+		if (d <= max_distance)
+		{
+			PermReadLeafEntry(page, i, &e);
+			callback(arg, &e.tid, e.key, d);
+		}
+		else if (key == far_key && i + 1 < nsorted &&
+				 !PermPageIsRightmost(page) &&
+				 PermLeafKeyAt(&lk, nsorted - 1) == far_key)
+		{
+			/* a far key filling the rest of the page and going on */
+			result->skip = true;
+			break;
+		}
+	}
+	result->last_key = key;
+
+	/* the unsorted tail: every entry in [lo, hi] */
+	for (i = opaque->nsorted; i < opaque->nentries; i++)
+	{
+		int			d;
+
+		key = PermLeafKeyAt(&lk, i);
+		if (key < lo || key > hi)
+			continue;
+		d = simhash_hamming(key, query_key);
+		if (d <= max_distance)
+		{
+			PermReadLeafEntry(page, i, &e);
+			callback(arg, &e.tid, e.key, d);
+		}
+	}
+}
+
+/*
+ * Report the entries of a table whose key lies in [lo, hi] and is within
+ * max_distance bits of query_key, starting on buf, a share-locked leaf that
+ * holds lo's place (or InvalidBuffer: descend to it).  Each leaf is read
+ * whole under its share lock (its sorted part from the first key in range,
+ * then its unsorted tail) and released before the next is locked; matches
+ * are reported while the lock is held, so the callback must not do I/O or
+ * take locks.  Returns the share-locked leaf where the range ended.
+ *
+ * A run of entries with one key that is too far away and continues onto
+ * the next page (thousands of rows sharing a fingerprint) is skipped by
+ * descending again to the next key rather than reading it.
+ */
+static Buffer
+probe_range(Relation index, int table, Buffer buf, uint64 lo, uint64 hi,
+			uint64 query_key, int max_distance,
+			PermMatchCallback callback, void *arg)
+{
+	PermKey		search;
+	int64		steps = 0;
+
+	search.key = lo;
+	ItemPointerSet(&search.tid, 0, 0);
+	if (!BufferIsValid(buf))
+		buf = PermDescend(index, table, &search, 0, BUFFER_LOCK_SHARE);
+
+	for (;;)
+	{
+		Page		page = BufferGetPage(buf);
+		PermPageOpaque opaque = PermPageGetOpaque(page);
+		LeafProbe	probe;
+
+		probe_leaf(page, &search, lo, hi, query_key, max_distance,
+				   callback, arg, &probe);
+
+		if (probe.skip && probe.last_key < hi)
+		{
+			BlockNumber blkno = BufferGetBlockNumber(buf);
+
+			/* the run's key lies ahead of the search, or the page lies */
+			if (probe.last_key < search.key)
+				PermReportCorruption(index, blkno,
+									 "Its entries are not in key order.");
+			UnlockReleaseBuffer(buf);
+			PermCountStep(index, blkno, &steps);
+			CHECK_FOR_INTERRUPTS();
+			search.key = probe.last_key + 1;
+			ItemPointerSet(&search.tid, 0, 0);
+			buf = PermDescend(index, table, &search, 0, BUFFER_LOCK_SHARE);
+			continue;
+		}
+		if (probe.skip || probe.past_hi || PermPageIsRightmost(page) ||
+			opaque->hikey > hi)
+			return buf;
+
+		/* move right */
+		search.key = opaque->hikey;
+		search.tid = opaque->hikey_tid;
+		buf = PermStepRight(index, buf, BUFFER_LOCK_SHARE, &steps);
+	}
+}
+
+/* Report every entry of a table in [lo, hi] within max_distance of query_key */
+void
+PermProbeRange(Relation index, int table, uint64 lo, uint64 hi,
+			   uint64 query_key, int max_distance,
+			   PermMatchCallback callback, void *arg)
+{
+	UnlockReleaseBuffer(probe_range(index, table, InvalidBuffer, lo, hi,
+									query_key, max_distance, callback, arg));
+}
+
+/*
+ * PermProbeRange for n ranges [lo[i], lo[i] | low_mask], ascending and
+ * disjoint.  A range that starts on the leaf where the previous one ended
+ * is read from that leaf, still locked, without descending again: the
+ * prefixes of one ring of a nearest-neighbour search often share leaves.
+ */
+void
+PermProbeRanges(Relation index, int table, const uint64 *lo, int n,
+				uint64 low_mask, uint64 query_key, int max_distance,
+				PermMatchCallback callback, void *arg)
+{
+	Buffer		buf = InvalidBuffer;
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		PermKey		search;
+
+		Assert(i == 0 || lo[i] > (lo[i - 1] | low_mask));
+		search.key = lo[i];
+		ItemPointerSet(&search.tid, 0, 0);
+		if (BufferIsValid(buf) &&
+			PermPageBeyondHighKey(BufferGetPage(buf), &search))
+		{
+			UnlockReleaseBuffer(buf);
+			buf = InvalidBuffer;
+			CHECK_FOR_INTERRUPTS();
+		}
+		buf = probe_range(index, table, buf, lo[i], lo[i] | low_mask,
+						  query_key, max_distance, callback, arg);
+	}
+	if (BufferIsValid(buf))
+		UnlockReleaseBuffer(buf);
+}

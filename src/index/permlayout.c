@@ -1,0 +1,341 @@
+/*-------------------------------------------------------------------------
+ *
+ * permlayout.c
+ *		simhash_perm: the bit layout of an index.
+ *
+ * The 64 bits are split into B blocks; each of the C(B, K) tables keys its
+ * entries on a permutation of the bits that puts B - K of the blocks first.
+ * This file decides which bit goes to which block (from the data, so that
+ * every block carries about the same entropy), lists the tables, turns a
+ * table's bit order into lookup tables (PermPermute), and holds the radius
+ * arithmetic s(r) that lets an index built for K answer any radius.  None of
+ * it touches a page; src/index/README.perm has the reasoning.
+ *
+ * IDENTIFICATION
+ *	  src/index/permlayout.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "utils/rel.h"
+
+#include "fingerprint.h"
+#include "perm.h"
+
+/*
+ * Number of tables C(blocks, max_distance), or -1 if it is more than
+ * PERM_MAX_TABLES.
+ */
+int
+PermCountTables(int blocks, int max_distance)
+{
+	int64		c = 1;
+	int			m = Min(max_distance, blocks - max_distance);
+	int			i;
+
+	/*
+	 * C(blocks, m) with m <= blocks / 2: the partial products C(blocks, i)
+	 * grow with i, so none exceeds the limit unless the result does.
+	 */
+	for (i = 0; i < m; i++)
+	{
+		c = c * (blocks - i) / (i + 1);
+		if (c > PERM_MAX_TABLES)
+			return -1;
+	}
+	return (int) c;
+}
+
+/*
+ * Check a pair of layout options: CREATE INDEX and ALTER INDEX ... SET
+ * (through permoptions) and the build all apply the same rule.  blocks = 0
+ * stands for max_distance + 1.
+ */
+void
+PermCheckLayoutOptions(int max_distance, int blocks)
+{
+	int			b = blocks > 0 ? blocks : max_distance + 1;
+
+	if (b <= max_distance)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("blocks = %d must be greater than max_distance = %d",
+						b, max_distance),
+				 errdetail("Two fingerprints within distance max_distance must agree on at least one whole block.")));
+	if (PermCountTables(b, max_distance) < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("blocks = %d and max_distance = %d need more than %d tables",
+						b, max_distance, PERM_MAX_TABLES),
+				 errhint("The index keeps C(blocks, max_distance) tables; use fewer blocks.")));
+}
+
+/* The layout options of an index (its reloptions), checked */
+void
+PermLayoutOptions(Relation index, int *max_distance, int *blocks)
+{
+	PermOptions *opts = (PermOptions *) index->rd_options;
+	int			k = opts ? opts->max_distance : PERM_DEFAULT_MAX_DISTANCE;
+	int			b = (opts && opts->blocks > 0) ? opts->blocks : k + 1;
+
+	PermCheckLayoutOptions(k, b);
+	*max_distance = k;
+	*blocks = b;
+}
+
+/* Binary entropy of a bit that is 1 with probability p */
+static double
+bit_entropy(double p)
+{
+	if (p <= 0.0 || p >= 1.0)
+		return 0.0;
+	return -(p * log2(p) + (1.0 - p) * log2(1.0 - p));
+}
+
+/*
+ * Each bit's entropy, rounded so that noise ties (bit_ones[i] is the share
+ * of rows with bit i set; NULL means uniform), and the bits in order of
+ * decreasing entropy, ties most significant first.
+ */
+static void
+order_bits_by_entropy(const double *bit_ones, double *entropy, int *order)
+{
+	int			i,
+				j;
+
+	for (i = 0; i < 64; i++)
+	{
+		entropy[i] = bit_ones ?
+			rint(bit_entropy(bit_ones[i]) * 100.0) / 100.0 : 1.0;
+		order[i] = 63 - i;
+	}
+	/* insertion sort: stable, so equal entropies keep the order above */
+	for (i = 1; i < 64; i++)
+	{
+		int			x = order[i];
+
+		for (j = i; j > 0 && entropy[order[j - 1]] < entropy[x]; j--)
+			order[j] = order[j - 1];
+		order[j] = x;
+	}
+}
+
+/*
+ * Deal the bits, highest entropy first, each to the block with the least
+ * entropy so far that still has room (ties: the lowest block).  Blocks have
+ * sizes as equal as possible, the larger ones first.
+ */
+static void
+assign_bits_to_blocks(int blocks, const double *entropy, const int *order,
+					  uint8 *block_of_bit)
+{
+	int			size[PERM_MAX_BLOCKS];
+	int			filled[PERM_MAX_BLOCKS] = {0};
+	double		block_entropy[PERM_MAX_BLOCKS] = {0};
+	int			b,
+				i;
+
+	for (b = 0; b < blocks; b++)
+		size[b] = 64 / blocks + (b < 64 % blocks ? 1 : 0);
+
+	for (i = 0; i < 64; i++)
+	{
+		int			bit = order[i];
+		int			best = -1;
+
+		for (b = 0; b < blocks; b++)
+		{
+			if (filled[b] == size[b])
+				continue;
+			if (best < 0 || block_entropy[b] < block_entropy[best] - 1e-9)
+				best = b;
+		}
+		block_of_bit[bit] = (uint8) best;
+		filled[best]++;
+		block_entropy[best] += entropy[bit];
+	}
+}
+
+/*
+ * The bit order of the table whose prefix is the blocks marked in_prefix:
+ * those blocks first, then the rest, each block's bits high first.  Returns
+ * the prefix length.
+ */
+static int
+table_bit_order(int blocks, const uint8 *block_of_bit, const bool *in_prefix,
+				uint8 *bits)
+{
+	int			pos = 0;
+	int			prefix_bits = 0;
+	int			pass,
+				b,
+				i;
+
+	for (pass = 0; pass < 2; pass++)
+		for (b = 0; b < blocks; b++)
+		{
+			if (in_prefix[b] != (pass == 0))
+				continue;
+			for (i = 63; i >= 0; i--)
+				if (block_of_bit[i] == b)
+				{
+					bits[pos++] = (uint8) i;
+					if (pass == 0)
+						prefix_bits++;
+				}
+		}
+	Assert(pos == 64);
+	return prefix_bits;
+}
+
+/*
+ * Advance chosen[0..k-1], a k-subset of 0..n-1 in increasing order, to the
+ * next one in lexical order; false after the last.
+ */
+static bool
+next_combination(int *chosen, int k, int n)
+{
+	int			i,
+				j;
+
+	for (i = k - 1; i >= 0 && chosen[i] == n - k + i; i--)
+		;
+	if (i < 0)
+		return false;
+	chosen[i]++;
+	for (j = i + 1; j < k; j++)
+		chosen[j] = chosen[j - 1] + 1;
+	return true;
+}
+
+/*
+ * Decide the layout of an index: which block every bit belongs to, and the
+ * tables, one per choice of blocks - max_distance blocks in lexical order.
+ *
+ * Bits are spread so that every block, and so every table prefix, carries
+ * about the same information.  Entropies are rounded and ties broken by bit
+ * position, so the result is deterministic; uniform statistics give the
+ * interleaved split in which bit i belongs to block (63 - i) mod B.
+ */
+void
+PermChooseLayout(int max_distance, int blocks, const double *bit_ones,
+				 PermLayout *layout)
+{
+	double		entropy[64];
+	int			order[64];
+	int			chosen[PERM_MAX_BLOCKS];
+	int			nchosen = blocks - max_distance;
+	int			i,
+				t = 0;
+
+	order_bits_by_entropy(bit_ones, entropy, order);
+	assign_bits_to_blocks(blocks, entropy, order, layout->block_of_bit);
+
+	layout->max_distance = max_distance;
+	layout->blocks = blocks;
+	for (i = 0; i < nchosen; i++)
+		chosen[i] = i;
+	do
+	{
+		bool		in_prefix[PERM_MAX_BLOCKS] = {0};
+
+		Assert(t < PERM_MAX_TABLES);
+		for (i = 0; i < nchosen; i++)
+			in_prefix[chosen[i]] = true;
+		layout->prefix_bits[t] = table_bit_order(blocks, layout->block_of_bit,
+												 in_prefix, layout->bits[t]);
+		t++;
+	} while (next_combination(chosen, nchosen, blocks));
+	layout->ntables = t;
+}
+
+/* The lookup tables of a permutation (see PermPermutation) */
+void
+PermMakePermutation(const uint8 *bits, PermPermutation *perm)
+{
+	int			v,
+				j;
+
+	memset(perm, 0, sizeof(PermPermutation));
+	/* bits[j] is the fingerprint bit that becomes key bit 63 - j */
+	for (j = 0; j < 64; j++)
+	{
+		int			byte = bits[j] / 8;
+		int			bit = bits[j] % 8;
+
+		for (v = 0; v < 256; v++)
+			if (v & (1 << bit))
+				perm->spread[byte][v] |= UINT64CONST(1) << (63 - j);
+	}
+}
+
+/*
+ * s(r): how many bits of a table's prefix a match within radius r may
+ * differ in, in the table that fits it best, for an index of `blocks`
+ * blocks built for max_distance.  0 for r <= max_distance.  README.perm,
+ * "Any radius", has the proof.
+ */
+int
+PermPrefixFlips(int blocks, int max_distance, int radius)
+{
+	int			chosen = blocks - max_distance;
+	int			extra = (radius % blocks) - max_distance;
+
+	return chosen * (radius / blocks) + (extra > 0 ? extra : 0);
+}
+
+/*
+ * Whether an ordered scan reads each ring a table at a time: when every
+ * table's prefix is one block (blocks = max_distance + 1, one table per
+ * block: the default layout).  Rings 0 .. sigma - 1 of every table and ring
+ * sigma of the first j tables have then seen every row within
+ * blocks * sigma + j - 1 (README.perm, "Nearest neighbours").
+ */
+bool
+PermRingsByTable(const PermLayout *layout)
+{
+	return layout->blocks - layout->max_distance == 1 &&
+		layout->ntables == layout->blocks;
+}
+
+/*
+ * The rings an ordered scan reads until it has seen every row within
+ * distance c >= 0: rings 0 .. *ring - 1 of every table and ring *ring of the
+ * first *tables tables (of all of them unless rings are read a table at a
+ * time).  Used to price the scan (permcost.c).
+ */
+void
+PermRingsToSee(const PermLayout *layout, int c, int *ring, int *tables)
+{
+	if (PermRingsByTable(layout))
+	{
+		/* the least sigma, then the least j >= 1, with B sigma + j - 1 >= c */
+		*ring = c / layout->blocks;
+		*tables = c % layout->blocks + 1;
+	}
+	else
+	{
+		*ring = PermPrefixFlips(layout->blocks, layout->max_distance, c);
+		*tables = layout->ntables;
+	}
+}
+
+/*
+ * The layout for n fingerprints whose bits were counted in votes (how often
+ * each bit is set spreads the bits over the blocks); with no rows, the
+ * uniform layout.  Used by CREATE INDEX and by simhash_pairs().
+ */
+void
+PermChooseLayoutFromVotes(int max_distance, int blocks, const SimhashVoter *votes,
+						  int64 n, PermLayout *layout)
+{
+	double		bit_ones[64];
+	int			i;
+
+	for (i = 0; i < 64; i++)
+		bit_ones[i] = n > 0 ? (double) votes->counts[i] / (double) n : 0.5;
+	PermChooseLayout(max_distance, blocks, n > 0 ? bit_ones : NULL, layout);
+}

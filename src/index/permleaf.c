@@ -1,0 +1,423 @@
+/*-------------------------------------------------------------------------
+ *
+ * permleaf.c
+ *		simhash_perm: the leaf page format.
+ *
+ * A leaf holds (permuted key, heap TID) entries in a packed array, each
+ * entry written in the page's own compact format:
+ *
+ *	- key: its offset from the leaf's low key, in key_bytes bytes.  A leaf
+ *	  covers the key range from its low key (lokey, in the special space) to
+ *	  its high key, so an offset needs no more bytes than the range's width,
+ *	  hikey - lokey.  In a table of a hundred million rows a leaf spans about
+ *	  2^47 keys: six bytes.  A leaf inside a run of one identical fingerprint
+ *	  stores no key at all.  Pages in this format carry PERM_KEY_OFFSET.
+ *	  Indexes built before it stored the key's low bytes, those below the
+ *	  highest byte in which lokey and hikey differ, and took the bytes above
+ *	  from lokey: one byte more whenever the range crosses a byte boundary,
+ *	  which half the leaves of a hundred-million-row table do.  Such pages
+ *	  are still read (PermLeafKeyBase() gives each format's base, which a
+ *	  stored key is added to) and take the new format when they are next
+ *	  rewritten whole.
+ *	- heap block number in block_bytes bytes (1 to 4) and offset in off_bytes
+ *	  bytes (1 or 2): as many as the largest on the page needs.
+ *
+ * All multi-byte values are little-endian.  The format is chosen when the
+ * entries are (re)written: by the build, a split, a tail merge or VACUUM.
+ * An append whose TID needs wider fields rewrites the page in the wider
+ * format first (or, if that no longer fits, the caller splits the page).
+ * The key bytes never need widening: a key that belongs on a page lies in
+ * its range.
+ *
+ * Entries [0, nsorted) are in key order; later ones are an unsorted tail of
+ * recent appends, merged in every PERM_LEAF_TAIL_MAX appends (perm.h).
+ * README.perm, "Pages", describes the format in full.
+ *
+ * IDENTIFICATION
+ *	  src/index/permleaf.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "storage/bufpage.h"
+
+#include "perm.h"
+
+/* simhash.write_old_leaf_format (perm.c): for tests of older indexes */
+bool		perm_write_old_leaf_format = false;
+
+/*
+ * Read an n-byte little-endian value.  Reads 8 bytes: every entry lies in
+ * the entry area, which the special space (more than 8 bytes) follows, so
+ * this stays inside the page; a fixed-size load compiles to one move.
+ */
+static inline uint64
+load_le(const unsigned char *p, int n)
+{
+	uint64		v;
+
+#ifdef WORDS_BIGENDIAN
+	int			i;
+
+	v = 0;
+	for (i = n - 1; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+#else
+	memcpy(&v, p, sizeof(v));
+	return n == 8 ? v : v & ((UINT64CONST(1) << (8 * n)) - 1);
+#endif
+}
+
+/* Write an n-byte little-endian value to a buffer with 8 bytes of room */
+static inline void
+store_le(unsigned char *p, uint64 v, int n)
+{
+#ifdef WORDS_BIGENDIAN
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		p[i] = (unsigned char) v;
+		v >>= 8;
+	}
+#else
+	(void) n;
+	memcpy(p, &v, sizeof(v));
+#endif
+}
+
+/* Bytes needed for a value (at least 1) */
+static inline int
+bytes_for(uint64 v)
+{
+	int			n = 1;
+
+	while (n < 8 && (v >> (8 * n)) != 0)
+		n++;
+	return n;
+}
+
+/* The key range of a leaf: [lokey, hikey], +infinity on the rightmost */
+static inline void
+leaf_range(Page page, uint64 *lo, uint64 *hi)
+{
+	PermPageOpaque opaque = PermPageGetOpaque(page);
+
+	*lo = opaque->lokey;
+	*hi = PermPageIsRightmost(page) ? PG_UINT64_MAX : opaque->hikey;
+}
+
+/*
+ * Key bytes stored for a range: those of its width, hi - lo (in the old
+ * format, those below the highest byte in which lo and hi differ)
+ */
+static inline int
+key_bytes_for_range(uint64 lo, uint64 hi)
+{
+	if (lo == hi)
+		return 0;
+	return bytes_for(perm_write_old_leaf_format ? lo ^ hi : hi - lo);
+}
+
+/* Size of one entry in a page's format */
+int
+PermLeafEntrySize(Page page)
+{
+	PermPageOpaque opaque = PermPageGetOpaque(page);
+
+	return opaque->key_bytes + opaque->block_bytes + opaque->off_bytes;
+}
+
+/* Entry i of a leaf, decoded */
+void
+PermReadLeafEntry(Page page, int i, PermKey *out)
+{
+	PermPageOpaque opaque = PermPageGetOpaque(page);
+	int			kb = opaque->key_bytes;
+	const unsigned char *p = (const unsigned char *) PermPageEntries(page) +
+		(size_t) i * (kb + opaque->block_bytes + opaque->off_bytes);
+	out->key = PermLeafKeyBase(opaque) + load_le(p, kb);
+	p += kb;
+	ItemPointerSet(&out->tid, (BlockNumber) load_le(p, opaque->block_bytes),
+				   (OffsetNumber) load_le(p + opaque->block_bytes, opaque->off_bytes));
+}
+
+/*
+ * Encode an entry into out, which must have 8 bytes of room past the
+ * entry; returns the entry's size.
+ */
+static inline int
+encode_entry(unsigned char *out, const PermKey *key, uint64 base, int kb,
+			 int bb, int ob)
+{
+	store_le(out, key->key - base, kb);
+	store_le(out + kb, ItemPointerGetBlockNumberNoCheck(&key->tid), bb);
+	store_le(out + kb + bb, ItemPointerGetOffsetNumberNoCheck(&key->tid), ob);
+	return kb + bb + ob;
+}
+
+/* Encode an entry at slot i in the page's format */
+static void
+write_leaf_entry(Page page, int i, const PermKey *key)
+{
+	PermPageOpaque opaque = PermPageGetOpaque(page);
+	unsigned char tmp[32];
+	int			esize = encode_entry(tmp, key, PermLeafKeyBase(opaque),
+									 opaque->key_bytes, opaque->block_bytes,
+									 opaque->off_bytes);
+
+	memcpy(PermPageEntries(page) + (size_t) i * esize, tmp, esize);
+}
+
+/* Widths that hold every TID of keys[0..n-1] and one more, extra (or NULL) */
+static void
+tid_widths(const PermKey *keys, int n, const PermKey *extra, int *block_bytes,
+		   int *off_bytes)
+{
+	BlockNumber maxblock = 0;
+	OffsetNumber maxoff = 0;
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		maxblock = Max(maxblock, ItemPointerGetBlockNumberNoCheck(&keys[i].tid));
+		maxoff = Max(maxoff, ItemPointerGetOffsetNumberNoCheck(&keys[i].tid));
+	}
+	if (extra)
+	{
+		maxblock = Max(maxblock, ItemPointerGetBlockNumberNoCheck(&extra->tid));
+		maxoff = Max(maxoff, ItemPointerGetOffsetNumberNoCheck(&extra->tid));
+	}
+	*block_bytes = bytes_for(maxblock);
+	*off_bytes = bytes_for(maxoff);
+}
+
+/*
+ * Entry size for a leaf with key range [lo, hi] whose largest TID fields
+ * are maxblock and maxoff; the build uses it to fill pages.
+ */
+int
+PermLeafFormatSize(uint64 lo, uint64 hi, BlockNumber maxblock, OffsetNumber maxoff)
+{
+	return key_bytes_for_range(lo, hi) + bytes_for(maxblock) + bytes_for(maxoff);
+}
+
+/*
+ * Write keys[0..n-1] as the page's entries, the first nsorted of them in
+ * key order, in the format that the page's range (lokey, hikey and
+ * rightlink must already be set) and these TIDs need.  Returns false,
+ * changing nothing, if they do not fit.
+ */
+bool
+PermLeafSetEntries(Page page, const PermKey *keys, int n, int nsorted)
+{
+	PermPageOpaque opaque = PermPageGetOpaque(page);
+	uint64		lo,
+				hi;
+	int			kb,
+				bb,
+				ob,
+				i;
+
+	leaf_range(page, &lo, &hi);
+	kb = key_bytes_for_range(lo, hi);
+	tid_widths(keys, n, NULL, &bb, &ob);
+	if ((size_t) n * (kb + bb + ob) > PERM_PAGE_SPACE)
+		return false;
+
+	if (perm_write_old_leaf_format)
+		opaque->flags &= ~PERM_KEY_OFFSET;
+	else
+		opaque->flags |= PERM_KEY_OFFSET;
+	opaque->key_bytes = kb;
+	opaque->block_bytes = bb;
+	opaque->off_bytes = ob;
+	{
+		/* encode into a buffer with slack, then copy the exact bytes */
+		unsigned char buf[PERM_PAGE_SPACE + 16];
+		unsigned char *out = buf;
+		uint64		base = PermLeafKeyBase(opaque);
+
+		for (i = 0; i < n; i++)
+			out += encode_entry(out, &keys[i], base, kb, bb, ob);
+		memcpy(PermPageEntries(page), buf, out - buf);
+	}
+	opaque->nentries = n;
+	opaque->nsorted = nsorted;
+	((PageHeader) page)->pd_lower =
+		(PermPageEntries(page) - (char *) page) + n * (kb + bb + ob);
+	return true;
+}
+
+/* All entries of a leaf in page order, decoded; returns how many */
+static int
+read_all(Page page, PermKey *out)
+{
+	int			n = PermPageGetOpaque(page)->nentries;
+	int			i;
+
+	for (i = 0; i < n; i++)
+		PermReadLeafEntry(page, i, &out[i]);
+	return n;
+}
+
+/* All entries of a leaf, in key order, into out[]; returns how many */
+int
+PermLeafSortedEntries(Page page, PermKey *out)
+{
+	int			n = read_all(page, out);
+
+	qsort(out, n, sizeof(PermKey), PermCompareKeysQsort);
+	return n;
+}
+
+/* Could key be appended (in the page's format, widened if needed)? */
+bool
+PermLeafHasRoom(Page page, const PermKey *key)
+{
+	PermPageOpaque opaque = PermPageGetOpaque(page);
+	int			bb = Max(opaque->block_bytes,
+						 bytes_for(ItemPointerGetBlockNumberNoCheck(&key->tid)));
+	int			ob = Max(opaque->off_bytes,
+						 bytes_for(ItemPointerGetOffsetNumberNoCheck(&key->tid)));
+
+	return (size_t) (opaque->nentries + 1) * (opaque->key_bytes + bb + ob) <=
+		PERM_PAGE_SPACE;
+}
+
+/*
+ * Is appending key a plain append: no wider TID fields and a tail not yet
+ * due for merging?  Then only the new entry, pd_lower and the counts change
+ * (PermLeafAppend's first case).
+ */
+bool
+PermLeafAppendIsPlain(Page page, const PermKey *key)
+{
+	PermPageOpaque opaque = PermPageGetOpaque(page);
+
+	return bytes_for(ItemPointerGetBlockNumberNoCheck(&key->tid)) <= opaque->block_bytes &&
+		bytes_for(ItemPointerGetOffsetNumberNoCheck(&key->tid)) <= opaque->off_bytes &&
+		opaque->nentries + 1 - opaque->nsorted < PERM_LEAF_TAIL_MAX;
+}
+
+/*
+ * Encode key in the page's entry format into out (which needs 8 bytes of
+ * room past the entry); returns the entry's size.
+ */
+int
+PermLeafEncodeEntry(Page page, const PermKey *key, char *out)
+{
+	PermPageOpaque opaque = PermPageGetOpaque(page);
+
+	return encode_entry((unsigned char *) out, key, PermLeafKeyBase(opaque),
+						opaque->key_bytes, opaque->block_bytes,
+						opaque->off_bytes);
+}
+
+/*
+ * Append key to the leaf, which must have room (PermLeafHasRoom).  Returns
+ * true if the whole entry array was rewritten (the format widened, or the
+ * tail was merged into the sorted part), false if only the new entry's
+ * bytes and the counts changed; *slot is the new entry's slot in the
+ * latter case.  Uses no palloc, but sorts on the stack: callers work on a
+ * copy of the page outside their critical section (perminsert.c).
+ */
+bool
+PermLeafAppend(Page page, const PermKey *key, int *slot)
+{
+	PermPageOpaque opaque = PermPageGetOpaque(page);
+	int			bb = Max(opaque->block_bytes,
+						 bytes_for(ItemPointerGetBlockNumberNoCheck(&key->tid)));
+	int			ob = Max(opaque->off_bytes,
+						 bytes_for(ItemPointerGetOffsetNumberNoCheck(&key->tid)));
+	int			n = opaque->nentries;
+	PermKey		keys[PERM_LEAF_MAX_ENTRIES];
+
+	if (bb == opaque->block_bytes && ob == opaque->off_bytes &&
+		n + 1 - opaque->nsorted < PERM_LEAF_TAIL_MAX)
+	{
+		/* the common case: the entry goes at the end of the tail */
+		*slot = n;
+		write_leaf_entry(page, n, key);
+		opaque->nentries = n + 1;
+		((PageHeader) page)->pd_lower += PermLeafEntrySize(page);
+		return false;
+	}
+
+	/* rewrite: sort the tail with the new entry and merge it in */
+	{
+		int			ns = opaque->nsorted;
+		PermKey		tail[PERM_LEAF_TAIL_MAX + 1];
+		int			nt = 0,
+					a = 0,
+					b = 0,
+					k = 0,
+					i;
+		bool		ok;
+
+		read_all(page, keys);
+		for (i = ns; i < n; i++)
+			tail[nt++] = keys[i];
+		tail[nt++] = *key;
+		qsort(tail, nt, sizeof(PermKey), PermCompareKeysQsort);
+		/* merge keys[0..ns) and tail[0..nt) from the back into keys[] */
+		a = ns - 1;
+		b = nt - 1;
+		for (k = ns + nt - 1; k >= 0; k--)
+		{
+			if (b < 0 || (a >= 0 && PermCompareKeys(&keys[a], &tail[b]) > 0))
+				keys[k] = keys[a--];
+			else
+				keys[k] = tail[b--];
+		}
+		ok = PermLeafSetEntries(page, keys, n + 1, n + 1);
+		Assert(ok);
+		(void) ok;
+		return true;
+	}
+}
+
+/*
+ * Remove the entries for which dead(tid) is true, keeping the order (and
+ * so the sorted part).  Returns the number removed; counts the survivors of
+ * the page in *kept.
+ */
+int
+PermLeafRemove(Page page, bool (*dead) (ItemPointer tid, void *arg), void *arg,
+			   int *kept)
+{
+	PermPageOpaque opaque = PermPageGetOpaque(page);
+	int			n = opaque->nentries;
+	int			ns = opaque->nsorted;
+	int			nkept = 0,
+				nkept_sorted = 0,
+				i;
+	PermKey		keys[PERM_LEAF_MAX_ENTRIES];
+	bool		ok;
+
+	read_all(page, keys);
+	for (i = 0; i < n; i++)
+	{
+		if (dead(&keys[i].tid, arg))
+			continue;
+		keys[nkept++] = keys[i];
+		if (i < ns)
+			nkept_sorted++;
+	}
+	*kept = nkept;
+	if (nkept == n)
+		return 0;
+	ok = PermLeafSetEntries(page, keys, nkept, nkept_sorted);
+	Assert(ok);
+	(void) ok;
+	return n - nkept;
+}
+
+/* PermCompareKeys for qsort */
+int
+PermCompareKeysQsort(const void *a, const void *b)
+{
+	return PermCompareKeys((const PermKey *) a, (const PermKey *) b);
+}

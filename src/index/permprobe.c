@@ -1,0 +1,311 @@
+/*-------------------------------------------------------------------------
+ *
+ * permprobe.c
+ *		simhash_perm: queries into prefix probes.
+ *
+ * A scan key is "fp <@ simhash_within(q, r)".  For every table the scan
+ * permutes q, then reads the prefix ranges that can hold a match: the
+ * query's own prefix when r <= max_distance, and every prefix within s(r)
+ * bits of it above that (README.perm, "Any radius").  When enumerating
+ * those prefixes would cost more than reading one table whole, it reads one
+ * table whole instead: each table holds every row, so that alone is exact.
+ * Entries are checked against the full distance in the index, so the heap
+ * sees only true matches (no recheck).
+ *
+ * PermSearch() is the one place that turns a scan's quals into probes and
+ * reports (TID, distance) pairs; PermProbeNeighbours() probes the prefixes
+ * of one ring for ordered scans (permknn.c).  Also here: the lists of
+ * heap TIDs the scans collect, and PermCountWithin() for join estimates.
+ *
+ * IDENTIFICATION
+ *	  src/index/permprobe.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/relscan.h"
+#include "miscadmin.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "perm.h"
+#include "permprobe.h"
+#include "simhash_query.h"
+#include "simhash.h"
+
+/*
+ * Probe callback: apply the other scan keys, then pass the match on.
+ * Called for every candidate, so compiled with POPCNT where it helps.
+ */
+SIMHASH_POPCNT
+void
+PermSearchMatch(void *arg, ItemPointer tid, uint64 key, int distance)
+{
+	PermSearchState *ss = (PermSearchState *) arg;
+	int			i;
+
+	for (i = 1; i < ss->nqueries; i++)
+	{
+		PermQuery  *q = &ss->queries[i];
+
+		if (simhash_hamming(key, q->key[ss->table]) > q->radius)
+			return;
+	}
+	ss->callback(ss->arg, tid, key, distance);
+}
+
+/* A growing list of prefixes to probe */
+typedef struct PrefixList
+{
+	uint64	   *lo;
+	int			n;
+	int			max;
+} PrefixList;
+
+/*
+ * Append the prefixes `flips` bits or fewer from key's (with `exact`, only
+ * those exactly `flips` bits away, one ring of an ordered scan), in
+ * increasing order, to list, which has room for them.  value holds the
+ * bits above `bit` chosen so far and `flips` the differences still
+ * allowed; bits below low_bit stay zero.  Each bit is chosen 0 before 1,
+ * so the prefixes come out sorted, as PermProbeRanges takes them, without
+ * a sort (which was a sixteenth of a random LIMIT 10 search's time).
+ */
+static void
+add_neighbours(PrefixList *list, uint64 key, uint64 value, int bit, int low_bit,
+			   int flips, bool exact)
+{
+	uint64		mask;
+
+	if (bit < low_bit)
+	{
+		if (!exact || flips == 0)
+			list->lo[list->n++] = value;
+		return;
+	}
+	if (exact && flips > bit - low_bit + 1)
+		return;					/* too few bits left to differ in */
+	mask = UINT64CONST(1) << bit;
+	if ((key & mask) == 0)
+	{
+		add_neighbours(list, key, value, bit - 1, low_bit, flips, exact);
+		if (flips > 0)
+			add_neighbours(list, key, value | mask, bit - 1, low_bit, flips - 1, exact);
+	}
+	else
+	{
+		if (flips > 0)
+			add_neighbours(list, key, value, bit - 1, low_bit, flips - 1, exact);
+		add_neighbours(list, key, value | mask, bit - 1, low_bit, flips, exact);
+	}
+}
+
+/*
+ * Probe, in table ss->table, every prefix within `flips` bits of the
+ * driving query's (exactly `flips` with `exact`), in key order so that
+ * prefixes sharing a leaf are read under one lock.
+ */
+void
+PermProbeNeighbours(Relation index, PermSearchState *ss, int prefix_bits,
+				 int flips, bool exact)
+{
+	PermQuery  *q = &ss->queries[0];
+	uint64		low_mask = prefix_bits >= 64 ? 0 :
+		(PG_UINT64_MAX >> prefix_bits);
+	double		count;
+	PrefixList	list = {0};
+
+	count = simhash_count_within(prefix_bits, flips) -
+		(exact ? simhash_count_within(prefix_bits, flips - 1) : 0);
+	if (count < 1)
+		return;
+	if (count > (double) PG_INT32_MAX)
+		elog(ERROR, "simhash_perm: %.0f prefixes to probe in one table", count);
+	list.max = (int) rint(count);
+	list.lo = palloc_extended(list.max * sizeof(uint64), MCXT_ALLOC_HUGE);
+	add_neighbours(&list, q->key[ss->table] & ~low_mask, 0, 63,
+				   64 - prefix_bits, flips, exact);
+	Assert(list.n == list.max);
+	PermProbeRanges(index, ss->table, list.lo, list.n, low_mask,
+					q->key[ss->table], q->radius, PermSearchMatch, ss);
+	pfree(list.lo);
+}
+
+/*
+ * The scan's quals as queries, each permuted for every table, into
+ * queries[first ..]; false if one of them is NULL (then nothing matches).
+ */
+bool
+PermQualsToQueries(IndexScanDesc scan, PermState *state, PermQuery *queries,
+				 int first)
+{
+	int			i,
+				t;
+
+	for (i = 0; i < scan->numberOfKeys; i++)
+	{
+		ScanKey		sk = &scan->keyData[i];
+		SimhashQuery *sq;
+		PermQuery  *q = &queries[first + i];
+
+		/* simhash_within() is strict; a NULL query matches nothing */
+		if (sk->sk_flags & SK_ISNULL)
+			return false;
+		sq = DatumGetSimhashQuery(sk->sk_argument);
+		q->center = sq->center;
+		q->radius = sq->radius;
+		for (t = 0; t < state->layout.ntables; t++)
+			q->key[t] = PermPermute(&state->perm[t], sq->center);
+	}
+	return true;
+}
+
+/*
+ * Run the scan's keys against the index, reporting every (TID, distance) of
+ * a row matching all keys; a row may be reported once per table.
+ */
+static void
+search_queries(Relation index, PermQuery *queries, int nqueries,
+			   PermMatchCallback callback, void *arg)
+{
+	PermState  *state = PermGetState(index);
+	PermLayout *layout = &state->layout;
+	PermSearchState ss;
+	PermTable	tables[PERM_MAX_TABLES];
+	int			ntables;
+	int			spread;
+	double		enum_cost = 0;
+	double		whole_cost = 0;
+	int			i,
+				t;
+
+	Assert(nqueries > 0);
+	/* the tightest key drives the probes, the others filter */
+	for (i = 1; i < nqueries; i++)
+		if (queries[i].radius < queries[0].radius)
+		{
+			PermQuery	tmp = queries[0];
+
+			queries[0] = queries[i];
+			queries[i] = tmp;
+		}
+
+	ss.queries = queries;
+	ss.nqueries = nqueries;
+	ss.callback = callback;
+	ss.arg = arg;
+
+	spread = queries[0].radius <= layout->max_distance ? 0 :
+		PermPrefixFlips(layout->blocks, layout->max_distance, queries[0].radius);
+
+	/*
+	 * Above the design radius, compare the probes' cost (PermProbePages
+	 * each) with reading one table whole (its pages).
+	 */
+	if (spread > 0)
+	{
+		PermMetaSnapshot(index, tables, &ntables);
+		for (t = 0; t < ntables; t++)
+			enum_cost += simhash_count_within(layout->prefix_bits[t], spread) *
+				PermProbePages(index, t, tables[t].root_level);
+		whole_cost = (double) RelationGetNumberOfBlocks(index) / ntables;
+	}
+
+	if (spread > 0 && enum_cost > whole_cost)
+	{
+		ss.table = 0;
+		PermProbeRange(index, 0, 0, PG_UINT64_MAX, queries[0].key[0],
+					   queries[0].radius, PermSearchMatch, &ss);
+	}
+	else
+	{
+		for (t = 0; t < layout->ntables; t++)
+		{
+			ss.table = t;
+			PermProbeNeighbours(index, &ss, layout->prefix_bits[t], spread, false);
+		}
+	}
+}
+
+void
+PermSearch(IndexScanDesc scan, PermMatchCallback callback, void *arg)
+{
+	PermQuery  *queries;
+
+	queries = palloc(scan->numberOfKeys * sizeof(PermQuery));
+	if (PermQualsToQueries(scan, PermGetState(scan->indexRelation), queries, 0))
+		search_queries(scan->indexRelation, queries, scan->numberOfKeys,
+					   callback, arg);
+	pfree(queries);
+}
+
+static int
+compare_tids(const void *a, const void *b)
+{
+	return ItemPointerCompare((ItemPointer) a, (ItemPointer) b);
+}
+
+/* Sort n TIDs and drop repeats; returns how many are left */
+int64
+PermTidsSortUnique(ItemPointer tids, int64 n)
+{
+	int64		i,
+				kept = 0;
+
+	if (n < 2)
+		return n;
+	qsort(tids, n, sizeof(ItemPointerData), compare_tids);
+	for (i = 0; i < n; i++)
+		if (kept == 0 || !ItemPointerEquals(&tids[kept - 1], &tids[i]))
+			tids[kept++] = tids[i];
+	return kept;
+}
+
+/* Sort a list in TID order and drop repeats (a row found in several tables) */
+void
+PermTidListSortUnique(PermTidList *list)
+{
+	list->n = PermTidsSortUnique(list->tids, list->n);
+}
+
+/* Callback of PermCountWithin: collect the TIDs */
+static void
+count_collect(void *arg, ItemPointer tid, uint64 key, int distance)
+{
+	PermTidListAdd((PermTidList *) arg, CurrentMemoryContext, tid);
+}
+
+/*
+ * For each of n fingerprints, how many entries of the index lie within k
+ * of it, each row counted once though several tables find it: the sample
+ * of a batch joined to the indexed table, for the join estimate of
+ * hamming_near (planner.c).  Costs one search of the index each.
+ */
+void
+PermCountWithin(Relation index, const uint64 *centers, int n, int k,
+				double *counts)
+{
+	PermState  *state = PermGetState(index);
+	PermQuery	q;
+	PermTidList found = {0};
+	int			i,
+				t;
+
+	for (i = 0; i < n; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		q.center = centers[i];
+		q.radius = k;
+		for (t = 0; t < state->layout.ntables; t++)
+			q.key[t] = PermPermute(&state->perm[t], centers[i]);
+		found.n = 0;
+		search_queries(index, &q, 1, count_collect, &found);
+		PermTidListSortUnique(&found);
+		counts[i] = (double) found.n;
+	}
+	if (found.tids)
+		pfree(found.tids);
+}

@@ -1,0 +1,120 @@
+/*-------------------------------------------------------------------------
+ *
+ * permprobe.h
+ *		simhash_perm: queries permuted for each table, their probes
+ *		(permprobe.c), lists of heap TIDs, and the scan state that the
+ *		scan callbacks (permscan.c) and ordered scans (permknn.c) fill.
+ *
+ * IDENTIFICATION
+ *	  src/index/permprobe.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef PERMQUERY_H
+#define PERMQUERY_H
+
+#include "access/relscan.h"
+#include "utils/memutils.h"
+
+#include "perm.h"
+
+/* A list of heap TIDs */
+typedef struct PermTidList
+{
+	ItemPointerData *tids;
+	int64		n;
+	int64		max;
+} PermTidList;
+
+/* One query as seen by one table */
+typedef struct PermQuery
+{
+	uint64		center;
+	int			radius;
+	uint64		key[PERM_MAX_TABLES];	/* center permuted for each table */
+} PermQuery;
+
+/* Largest Hamming distance, and the number of distinct distances */
+#define PERM_MAX_HAMMING	64
+#define PERM_NDISTANCES		(PERM_MAX_HAMMING + 1)
+
+typedef struct PermScanOpaqueData
+{
+	MemoryContext cxt;			/* holds the match lists, reset on rescan */
+	bool		searched;
+
+	/* unordered scans: every match, handed out in TID order */
+	PermTidList matches;
+	int64		next;
+
+	/*
+	 * Ordered scans.  queries[0] is the ORDER BY query (its radius: the
+	 * farthest row the current read files), the others the scan's quals.
+	 * found[d] holds the rows seen so far at distance d; every row within
+	 * `complete` has been seen, rows within `emitted` - 1 have been handed
+	 * out, and none beyond `cap` can pass the quals.  Rings file only rows
+	 * within `ring_bound`, so they complete no farther than it.
+	 */
+	PermQuery  *queries;
+	int			nqueries;
+	bool		order_null;		/* ORDER BY fp <-> NULL: no order at all */
+	int			cap;
+	int			complete;
+	int			emitted;
+	int			ring;			/* the next ring to read */
+	int			ring_table;		/* its next table, when read table by table */
+	int			ring_bound;		/* rings file rows this near; -1: not set */
+	int			passes;			/* passes over one table whole so far */
+	PermTidList found[PERM_NDISTANCES];
+	bool		found_sorted[PERM_NDISTANCES];
+	struct handed_hash *handed; /* the rows handed out (permknn.c) */
+
+	/* the rows whose fingerprint is NULL, handed out last */
+	bool		nulls_read;
+	PermTidList nulls;
+} PermScanOpaqueData;
+
+typedef PermScanOpaqueData *PermScanOpaque;
+
+/* State of one search, shared with the probe callback */
+typedef struct PermSearchState
+{
+	PermQuery  *queries;		/* queries[0] drives the probes */
+	int			nqueries;
+	int			table;			/* table being probed */
+	PermMatchCallback callback;
+	void	   *arg;
+} PermSearchState;
+
+/* Append a TID to a list allocated in cxt */
+static inline void
+PermTidListAdd(PermTidList *list, MemoryContext cxt, ItemPointer tid)
+{
+	if (list->n == list->max)
+	{
+		list->max = Max(64, list->max * 2);
+		if (list->tids == NULL)
+			list->tids = MemoryContextAllocHuge(cxt,
+												list->max * sizeof(ItemPointerData));
+		else
+			list->tids = repalloc_huge(list->tids,
+									   list->max * sizeof(ItemPointerData));
+	}
+	list->tids[list->n++] = *tid;
+}
+
+/* permprobe.c */
+extern void PermSearch(IndexScanDesc scan, PermMatchCallback callback, void *arg);
+extern void PermSearchMatch(void *arg, ItemPointer tid, uint64 key, int distance);
+extern void PermProbeNeighbours(Relation index, PermSearchState *ss,
+								int prefix_bits, int flips, bool exact);
+extern bool PermQualsToQueries(IndexScanDesc scan, PermState *state,
+							   PermQuery *queries, int first);
+extern int64 PermTidsSortUnique(ItemPointer tids, int64 n);
+extern void PermTidListSortUnique(PermTidList *list);
+
+/* permknn.c */
+extern bool PermKnnGettuple(IndexScanDesc scan, PermScanOpaque so);
+extern void PermKnnReadNullRows(IndexScanDesc scan, PermScanOpaque so);
+
+#endif							/* PERMQUERY_H */

@@ -1,0 +1,196 @@
+/*-------------------------------------------------------------------------
+ *
+ * permscan.c
+ *		simhash_perm: index scans (plain and bitmap).
+ *
+ * The access method's scan callbacks.  A scan with quals collects every
+ * match on its first call (PermSearch, permprobe.c) and hands the rows out
+ * in TID order, each once though several tables find it; a bitmap scan adds
+ * them to the bitmap.  Ordered scans (ORDER BY fp <-> q, and a scan with
+ * neither quals nor ORDER BY) are read nearest first by permknn.c.
+ *
+ * Every row is handed out for recheck: the executor applies the quals, and
+ * recomputes fp <-> q, on the row's own fingerprint.  The index's keys are
+ * exact, so on a sound index the recheck changes nothing; on a damaged one
+ * (a bit flipped in a stored key, which no page check can see) it turns a
+ * wrong row into a missing one (README.perm, "Damaged indexes").
+ *
+ * IDENTIFICATION
+ *	  src/index/permscan.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/relscan.h"
+#include "nodes/tidbitmap.h"
+#include "pgstat.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "perm.h"
+#include "permprobe.h"
+
+/* ambeginscan */
+IndexScanDesc
+permbeginscan(Relation index, int nkeys, int norderbys)
+{
+	IndexScanDesc scan = RelationGetIndexScan(index, nkeys, norderbys);
+	PermScanOpaque so = palloc0(sizeof(PermScanOpaqueData));
+
+	so->cxt = AllocSetContextCreate(CurrentMemoryContext,
+									"simhash_perm scan",
+									ALLOCSET_DEFAULT_SIZES);
+	if (norderbys > 0)
+	{
+		scan->xs_orderbyvals = palloc0(norderbys * sizeof(Datum));
+		scan->xs_orderbynulls = palloc(norderbys * sizeof(bool));
+	}
+	scan->opaque = so;
+	return scan;
+}
+
+/* amrescan */
+void
+permrescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys,
+		   int norderbys)
+{
+	PermScanOpaque so = (PermScanOpaque) scan->opaque;
+	MemoryContext cxt = so->cxt;
+
+	if (keys && scan->numberOfKeys > 0)
+		memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
+	if (orderbys && scan->numberOfOrderBys > 0)
+		memmove(scan->orderByData, orderbys,
+				scan->numberOfOrderBys * sizeof(ScanKeyData));
+	MemoryContextReset(cxt);
+	memset(so, 0, sizeof(*so));
+	so->cxt = cxt;
+}
+
+/* Callback of gettuple's search: remember the TID */
+static void
+collect_tid(void *arg, ItemPointer tid, uint64 key, int distance)
+{
+	PermScanOpaque so = (PermScanOpaque) arg;
+
+	PermTidListAdd(&so->matches, so->cxt, tid);
+}
+
+/*
+ * amgettuple: all matches are found on the first call, then handed out.
+ *
+ * The index cannot return fingerprints (no amcanreturn), so the planner
+ * builds an index-only scan on it only when the query needs no column at
+ * all (count(*) over a scan without qual); such a scan still wants an index
+ * tuple, and gets one whose column is NULL.
+ */
+bool
+permgettuple(IndexScanDesc scan, ScanDirection dir)
+{
+	PermScanOpaque so = (PermScanOpaque) scan->opaque;
+
+	if (scan->xs_want_itup && scan->xs_itup == NULL)
+	{
+		/* in the scan's context, which outlives rescans */
+		MemoryContext old = MemoryContextSwitchTo(GetMemoryChunkContext(so));
+		Datum		value = (Datum) 0;
+		bool		isnull = true;
+
+		scan->xs_itupdesc = RelationGetDescr(scan->indexRelation);
+		scan->xs_itup = index_form_tuple(scan->xs_itupdesc, &value, &isnull);
+		MemoryContextSwitchTo(old);
+	}
+
+	/* nearest first; or, with neither quals nor ORDER BY, every row */
+	if (scan->numberOfOrderBys > 0 || scan->numberOfKeys == 0)
+		return PermKnnGettuple(scan, so);
+
+	if (!so->searched)
+	{
+		/*
+		 * Matches are copied out of the pages, which are not kept pinned; a
+		 * TID recycled by VACUUM in the meantime is only safe to hand out
+		 * under an MVCC snapshot (README.perm, "Locking").
+		 */
+		if (!IsMVCCSnapshot(scan->xs_snapshot))
+			elog(ERROR, "simhash_perm index scans require an MVCC snapshot");
+
+		PermSearch(scan, collect_tid, so);
+		pgstat_count_index_scan(scan->indexRelation);
+
+		/* a row matching in several tables is returned once */
+		PermTidListSortUnique(&so->matches);
+		so->searched = true;
+	}
+
+	if (so->next < so->matches.n)
+	{
+		scan->xs_heaptid = so->matches.tids[so->next++];
+		/* the executor checks the row's own fingerprint (README.perm) */
+		scan->xs_recheck = true;
+		return true;
+	}
+	return false;
+}
+
+typedef struct BitmapState
+{
+	TIDBitmap  *tbm;
+	int64		ntids;
+} BitmapState;
+
+/* Callback of getbitmap's search: add the TID (duplicates merge) */
+static void
+add_to_bitmap(void *arg, ItemPointer tid, uint64 key, int distance)
+{
+	BitmapState *bs = (BitmapState *) arg;
+
+	tbm_add_tuples(bs->tbm, tid, 1, true);
+	bs->ntids++;
+}
+
+/* amgetbitmap */
+int64
+permgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
+{
+	BitmapState bs;
+
+	bs.tbm = tbm;
+	bs.ntids = 0;
+	if (scan->numberOfKeys == 0)
+	{
+		/* no qual: every row, the NULL ones included */
+		PermScanOpaque so = (PermScanOpaque) scan->opaque;
+		PermSearchState ss;
+		PermQuery	all;
+
+		all.center = 0;
+		all.radius = PERM_MAX_HAMMING;
+		ss.queries = &all;
+		ss.nqueries = 1;
+		ss.table = 0;
+		ss.callback = add_to_bitmap;
+		ss.arg = &bs;
+		PermProbeRange(scan->indexRelation, 0, 0, PG_UINT64_MAX, 0,
+					   PERM_MAX_HAMMING, PermSearchMatch, &ss);
+		PermKnnReadNullRows(scan, so);
+		tbm_add_tuples(tbm, so->nulls.tids, (int) so->nulls.n, true);
+		bs.ntids += so->nulls.n;
+	}
+	else
+		PermSearch(scan, add_to_bitmap, &bs);
+	pgstat_count_index_scan(scan->indexRelation);
+	return bs.ntids;
+}
+
+/* amendscan */
+void
+permendscan(IndexScanDesc scan)
+{
+	PermScanOpaque so = (PermScanOpaque) scan->opaque;
+
+	MemoryContextDelete(so->cxt);
+	pfree(so);
+}

@@ -1,0 +1,507 @@
+/*-------------------------------------------------------------------------
+ *
+ * pairs.c
+ *		Every near-duplicate pair, and the clusters they form, over a table:
+ *		simhash_pairs() and simhash_clusters().
+ *
+ * The batch mode of Manku, Jain and Das Sarma: instead of probing an index
+ * once per row, sort the whole table once per permuted table and compare
+ * neighbours.  With B blocks and C(B, k) tables whose sort keys start with
+ * B - k blocks (the layout of simhash_perm, permlayout.c), two fingerprints
+ * within distance k agree on all the leading blocks of at least one table
+ * (README.perm, "Why the tables find every match"), so they fall into the
+ * same group of equal prefixes in that table's sorted order.  Each group is
+ * compared pair by pair.  A pair found in table t is reported only if t is
+ * the first table where the two share a prefix, so each pair comes once.
+ *
+ * Memory.  The rows' (fingerprint, TID) records, 16 bytes each, are kept in
+ * memory while they fit in half of work_mem and go to a temporary file
+ * otherwise.  Each table's permuted records are put in order within the
+ * other half (GroupSort, runsort.c): in memory when they fit, else
+ * dealt to partitions by their leading bits, one temporary file each, and
+ * each partition sorted in memory in turn, so the sorts stay within
+ * work_mem whatever the table's size; a group of equal prefixes is held
+ * whole (with B chosen so that groups are small).  Pairs need only the
+ * groups together and sort by the prefix alone; clusters sort whole keys.
+ *
+ * Integer keys travel in the records in place of TIDs (read_key_inline),
+ * so a pair found needs no second read of its rows.  Large tables are
+ * searched by parallel workers too, a table each at a time.
+ *
+ * Files: this one holds the SQL functions, the checks of their arguments
+ * and the results (keys, union-find), which it hands to the search as its
+ * sink (PairsSink): emit_pair for simhash_pairs, uf_union for
+ * simhash_clusters.  pairsparallel.c runs the search in parallel workers;
+ * pairssearch.c reads the rows and searches one permuted table, handing
+ * each pair it finds to the sink.  pairs.h is what they share; calls run
+ * down that list.
+ *
+ * Clusters are the connected components of the pairs, kept in a union-find
+ * over the rows that have a near-duplicate.  Identical fingerprints are
+ * adjacent in every sorted order: each run of them is joined in one pass
+ * and stands as one fingerprint in the group comparisons, so 100,000 copies
+ * of one fingerprint cost 100,000 unions, not 5 billion comparisons.
+ *
+ * IDENTIFICATION
+ *	  src/pairs/pairs.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "pairs.h"
+
+PG_FUNCTION_INFO_V1(simhash_pairs);
+PG_FUNCTION_INFO_V1(simhash_clusters);
+
+/*
+ * Checks of the arguments and the table
+ */
+
+static AttrNumber
+column_of(Relation rel, Name column, const char *role)
+{
+	AttrNumber	att = get_attnum(RelationGetRelid(rel), NameStr(*column));
+
+	if (att == InvalidAttrNumber || att < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("column \"%s\" of relation \"%s\" does not exist",
+						NameStr(*column), RelationGetRelationName(rel)),
+				 errdetail("It was given as the %s column.", role)));
+	return att;
+}
+
+/*
+ * Is typid our fingerprint type?  Known by its input function, not by its
+ * name: the type is simhash64 since 1.4 and was simhash before, and this
+ * library serves databases at either version.
+ */
+static bool
+is_simhash_type(Oid typid)
+{
+	HeapTuple	tup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(typid));
+	bool		result;
+	Form_pg_type typ;
+	char	   *input;
+
+	if (!HeapTupleIsValid(tup))
+		return false;
+	typ = (Form_pg_type) GETSTRUCT(tup);
+	input = get_func_name(typ->typinput);
+	result = input != NULL && strcmp(input, "simhash_in") == 0 &&
+		typ->typlen == sizeof(int64) && typ->typbyval;
+	ReleaseSysCache(tup);
+	return result;
+}
+
+static void
+open_source(PairsState *ps, Oid relid, Name key, Name fp, int k)
+{
+	Oid			fptype;
+	AclResult	aclresult;
+	TypeCacheEntry *tce;
+
+	if (k < 0 || k > PAIRS_MAX_K)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("k must be between 0 and %d, not %d", PAIRS_MAX_K, k)));
+
+	ps->src.rel = try_table_open(relid, AccessShareLock);
+	if (ps->src.rel == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	if (ps->src.rel->rd_rel->relkind != RELKIND_RELATION &&
+		ps->src.rel->rd_rel->relkind != RELKIND_MATVIEW)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a table or materialized view",
+						RelationGetRelationName(ps->src.rel)),
+				 errhint("For a partitioned table, a view or a query, call the function on each partition or on a table made from the query.")));
+	aclresult = pg_class_aclcheck(relid, GetUserId(), ACL_SELECT);
+	if (aclresult != ACLCHECK_OK)
+		aclcheck_error(aclresult, OBJECT_TABLE, RelationGetRelationName(ps->src.rel));
+	if (check_enable_rls(relid, InvalidOid, false) == RLS_ENABLED)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("\"%s\" has row-level security, which this function cannot apply",
+						RelationGetRelationName(ps->src.rel))));
+
+	ps->src.keyatt = column_of(ps->src.rel, key, "key");
+	ps->src.fpatt = column_of(ps->src.rel, fp, "fingerprint");
+	ps->src.keytype = TupleDescAttr(RelationGetDescr(ps->src.rel), ps->src.keyatt - 1)->atttypid;
+	ps->src.keycollation = TupleDescAttr(RelationGetDescr(ps->src.rel), ps->src.keyatt - 1)->attcollation;
+	fptype = TupleDescAttr(RelationGetDescr(ps->src.rel), ps->src.fpatt - 1)->atttypid;
+	if (fptype != INT8OID && !is_simhash_type(fptype))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("column \"%s\" is of type %s, not simhash64 or bigint",
+						NameStr(*fp), format_type_be(fptype))));
+
+	tce = lookup_type_cache(ps->src.keytype, TYPECACHE_CMP_PROC_FINFO);
+	if (!OidIsValid(tce->cmp_proc_finfo.fn_oid))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FUNCTION),
+				 errmsg("key column \"%s\" is of type %s, which has no ordering",
+						NameStr(*key), format_type_be(ps->src.keytype))));
+	fmgr_info_copy(&ps->src.keycmp, &tce->cmp_proc_finfo, CurrentMemoryContext);
+
+	ps->src.inline_keys = !ps->search.clusters &&
+		(ps->src.keytype == INT8OID || ps->src.keytype == INT4OID || ps->src.keytype == INT2OID);
+	ps->search.k = k;
+	ps->src.snapshot = GetActiveSnapshot();
+	ps->src.slot = table_slot_create(ps->src.rel, NULL);
+	ps->search.work_bytes = (int64) work_mem * 1024;
+	INSTR_TIME_SET_CURRENT(ps->search.start);
+}
+
+/*
+ * Integer keys of pairs travel in the records in place of the rows' TIDs,
+ * as 48-bit integers in the TID's six bytes (pairssearch.c puts them
+ * there: read_key_inline), so a pair found is a row of the result at once.
+ */
+/* The key put in a record in place of its TID */
+static int64
+inlined_key(const ItemPointerData *slotpos)
+{
+	uint64		u = ((uint64) slotpos->ip_blkid.bi_hi << 32) |
+		((uint64) slotpos->ip_blkid.bi_lo << 16) | slotpos->ip_posid;
+
+	/* sign-extend the 48 bits */
+	return (int64) (u << 16) >> 16;
+}
+
+static Datum
+inlined_key_datum(PairsState *ps, const ItemPointerData *slotpos)
+{
+	int64		v = inlined_key(slotpos);
+
+	if (ps->src.keytype == INT8OID)
+		return Int64GetDatum(v);
+	if (ps->src.keytype == INT4OID)
+		return Int32GetDatum((int32) v);
+	return Int16GetDatum((int16) v);
+}
+
+/*
+ * Results
+ */
+
+/* Fetch a row's key, copied into the current memory context */
+Datum
+pairs_fetch_key(PairsState *ps, ItemPointer tid)
+{
+	bool		isnull;
+	Datum		d;
+	Form_pg_attribute att = TupleDescAttr(RelationGetDescr(ps->src.rel), ps->src.keyatt - 1);
+
+	if (!table_tuple_fetch_row_version(ps->src.rel, tid, ps->src.snapshot, ps->src.slot))
+		elog(ERROR, "row (%u,%u) of \"%s\" vanished during the search",
+			 ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid),
+			 RelationGetRelationName(ps->src.rel));
+	d = slot_getattr(ps->src.slot, ps->src.keyatt, &isnull);
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("key column \"%s\" of \"%s\" is NULL in a row with a near-duplicate",
+						NameStr(att->attname), RelationGetRelationName(ps->src.rel))));
+	return datumCopy(d, att->attbyval, att->attlen);
+}
+
+static int
+compare_keys(PairsState *ps, Datum a, Datum b)
+{
+	return DatumGetInt32(FunctionCall2Coll(&ps->src.keycmp, ps->src.keycollation, a, b));
+}
+
+/* The sink of simhash_pairs: a row of the result, the smaller key first */
+static void
+emit_pair(PairsState *ps, ItemPointer x, ItemPointer y, int distance)
+{
+	Datum		values[3];
+	bool		nulls[3] = {false, false, false};
+	Datum		a;
+	Datum		b;
+	bool		swap;
+
+	if (ps->src.inline_keys)
+	{
+		a = inlined_key_datum(ps, x);
+		b = inlined_key_datum(ps, y);
+		swap = inlined_key(x) > inlined_key(y);
+	}
+	else
+	{
+		a = pairs_fetch_key(ps, x);
+		b = pairs_fetch_key(ps, y);
+		swap = compare_keys(ps, a, b) > 0;
+	}
+	if (swap)
+	{
+		values[0] = b;
+		values[1] = a;
+	}
+	else
+	{
+		values[0] = a;
+		values[1] = b;
+	}
+	values[2] = Int32GetDatum(distance);
+	tuplestore_putvalues(ps->result.tupstore, ps->result.tupdesc, values, nulls);
+}
+
+/* The union-find node of a row, created on first use */
+static int32
+uf_node(PairsState *ps, ItemPointer tid)
+{
+	bool		found;
+	UFEntry    *e = hash_search(ps->result.uf_hash, tid, HASH_ENTER, &found);
+
+	if (!found)
+	{
+		if (ps->result.nnodes == ps->result.maxnodes)
+		{
+			ps->result.maxnodes = Max(1024, ps->result.maxnodes * 2);
+			ps->result.parent = ps->result.parent ?
+				repalloc_huge(ps->result.parent, ps->result.maxnodes * sizeof(int32)) :
+				palloc_extended(ps->result.maxnodes * sizeof(int32), MCXT_ALLOC_HUGE);
+			ps->result.node_tid = ps->result.node_tid ?
+				repalloc_huge(ps->result.node_tid, ps->result.maxnodes * sizeof(ItemPointerData)) :
+				palloc_extended(ps->result.maxnodes * sizeof(ItemPointerData), MCXT_ALLOC_HUGE);
+		}
+		e->node = ps->result.nnodes++;
+		ps->result.parent[e->node] = e->node;
+		ps->result.node_tid[e->node] = *tid;
+	}
+	return e->node;
+}
+
+static int32
+uf_find(PairsState *ps, int32 x)
+{
+	int32		root = x;
+
+	while (ps->result.parent[root] != root)
+		root = ps->result.parent[root];
+	while (ps->result.parent[x] != root)
+	{
+		int32		next = ps->result.parent[x];
+
+		ps->result.parent[x] = root;
+		x = next;
+	}
+	return root;
+}
+
+/* The sink of simhash_clusters: the two rows join one cluster */
+static void
+uf_union(PairsState *ps, ItemPointer x, ItemPointer y, int distance)
+{
+	int32		a = uf_find(ps, uf_node(ps, x));
+	int32		b = uf_find(ps, uf_node(ps, y));
+
+	/* the older root stays, so long chains of identical rows stay flat */
+	if (a != b)
+		ps->result.parent[Max(a, b)] = Min(a, b);
+}
+
+
+static void
+search_all(PairsState *ps)
+{
+	ParallelContext *pcxt = pairs_begin_parallel(ps);
+	int			t;
+
+	if (pcxt != NULL)
+	{
+		ParallelTableScanDesc pscan = shm_toc_lookup(pcxt->toc, PAIRS_SCAN_KEY, false);
+
+		if (pairs_read_rows_parallel(ps, pscan, 0))
+		{
+			pairs_report_read(ps, "each process keeps its share in a temporary file");
+			if (ps->search.progress)
+				ereport(NOTICE,
+						(errmsg_plural("simhash: searching with %d parallel worker",
+									   "simhash: searching with %d parallel workers",
+									   ps->par.nqueues, ps->par.nqueues)));
+		}
+		else
+		{
+			pairs_end_parallel(ps, pcxt);
+			pcxt = NULL;
+			ps->src.inline_keys = false;
+		}
+	}
+	if (pcxt == NULL)
+		pairs_read_rows(ps);
+	if (ps->search.progress)
+		ereport(NOTICE,
+				(errmsg("simhash: %d blocks, %d tables sorted by prefixes of %d to %d bits",
+						ps->search.layout.blocks, ps->search.layout.ntables,
+						ps->search.layout.prefix_bits[ps->search.layout.ntables - 1],
+						ps->search.layout.prefix_bits[0])));
+	if (pcxt == NULL)
+	{
+		for (t = 0; t < ps->search.layout.ntables; t++)
+			pairs_search_table(ps, t);
+		pairs_search_done(ps);
+		RecStoreEnd(ps->search.rows);
+		return;
+	}
+	while ((t = (int) pg_atomic_fetch_add_u32(&ps->par.shared->next_table, 1)) <
+		   ps->search.layout.ntables)
+		pairs_search_table(ps, t);
+	pairs_search_done(ps);
+	pairs_end_parallel(ps, pcxt);
+}
+
+/* The result's columns: (key, key, int4) or (key, key) */
+static void
+check_result_columns(PairsState *ps, TupleDesc desc, bool clusters)
+{
+	int			want = clusters ? 2 : 3;
+	bool		ok = desc->natts == want;
+	int			i;
+
+	for (i = 0; ok && i < 2; i++)
+		ok = TupleDescAttr(desc, i)->atttypid == ps->src.keytype;
+	if (ok && !clusters)
+		ok = TupleDescAttr(desc, 2)->atttypid == INT4OID;
+	if (!ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("the column definition list does not match the key column"),
+				 errdetail("The key column is of type %s.", format_type_be(ps->src.keytype)),
+				 errhint(clusters ?
+						 "Write AS (key %s, cluster %s)." :
+						 "Write AS (a %s, b %s, distance integer).",
+						 format_type_be(ps->src.keytype), format_type_be(ps->src.keytype))));
+}
+
+/*
+ * simhash_pairs(source regclass, key_column name, fp_column name, k int,
+ *				 progress bool) returns setof record (a, b, distance)
+ */
+Datum
+simhash_pairs(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	PairsState	ps = {0};
+
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	ps.search.progress = PG_GETARG_BOOL(4);
+	open_source(&ps, PG_GETARG_OID(0), PG_GETARG_NAME(1), PG_GETARG_NAME(2),
+				PG_GETARG_INT32(3));
+	ps.result.tupstore = rsinfo->setResult;
+	ps.result.tupdesc = rsinfo->setDesc;
+	check_result_columns(&ps, ps.result.tupdesc, false);
+	ps.sink.found = emit_pair;
+	ps.sink.table_done = pairs_report_table_done;
+
+	search_all(&ps);
+
+	ExecDropSingleTupleTableSlot(ps.src.slot);
+	table_close(ps.src.rel, AccessShareLock);
+	return (Datum) 0;
+}
+
+/* A cluster: its smallest key, found as its members are visited */
+typedef struct ClusterKey
+{
+	Datum		key;
+	bool		set;
+} ClusterKey;
+
+/*
+ * simhash_clusters(source regclass, key_column name, fp_column name, k int,
+ *					singletons bool, progress bool) returns setof record
+ *					(key, cluster): every row with a near-duplicate, and its
+ *					cluster's smallest key; with singletons, every other row
+ *					with a fingerprint too, as its own cluster.
+ */
+Datum
+simhash_clusters(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	PairsState	ps = {0};
+	HASHCTL		ctl;
+	Datum	   *keys;
+	ClusterKey *cluster;
+	bool		singletons = PG_GETARG_BOOL(4);
+	int32		i;
+
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	ps.search.progress = PG_GETARG_BOOL(5);
+	ps.search.clusters = true;
+	open_source(&ps, PG_GETARG_OID(0), PG_GETARG_NAME(1), PG_GETARG_NAME(2),
+				PG_GETARG_INT32(3));
+	check_result_columns(&ps, rsinfo->setDesc, true);
+
+	ctl.keysize = sizeof(ItemPointerData);
+	ctl.entrysize = sizeof(UFEntry);
+	ctl.hcxt = CurrentMemoryContext;
+	ps.result.uf_hash = hash_create("simhash clusters", 1024, &ctl,
+									HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	ps.sink.found = uf_union;
+	ps.sink.table_done = pairs_report_table_done;
+
+	search_all(&ps);
+
+	/* each cluster's smallest key, then a row per member */
+	keys = palloc_extended(Max(ps.result.nnodes, 1) * sizeof(Datum), MCXT_ALLOC_HUGE);
+	cluster = palloc_extended(Max(ps.result.nnodes, 1) * sizeof(ClusterKey),
+							  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	for (i = 0; i < ps.result.nnodes; i++)
+	{
+		int32		root = uf_find(&ps, i);
+
+		if ((i & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+		keys[i] = pairs_fetch_key(&ps, &ps.result.node_tid[i]);
+		if (!cluster[root].set || compare_keys(&ps, keys[i], cluster[root].key) < 0)
+		{
+			cluster[root].key = keys[i];
+			cluster[root].set = true;
+		}
+	}
+	for (i = 0; i < ps.result.nnodes; i++)
+	{
+		Datum		values[2];
+		bool		nulls[2] = {false, false};
+
+		values[0] = keys[i];
+		values[1] = cluster[uf_find(&ps, i)].key;
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+
+	if (singletons)
+	{
+		TableScanDesc scan = table_beginscan(ps.src.rel, ps.src.snapshot, 0, NULL);
+
+		while (table_scan_getnextslot(scan, ForwardScanDirection, ps.src.slot))
+		{
+			Datum		values[2];
+			bool		nulls[2];
+
+			CHECK_FOR_INTERRUPTS();
+			if (hash_search(ps.result.uf_hash, &ps.src.slot->tts_tid, HASH_FIND, NULL))
+				continue;
+			/* a row without fingerprint belongs to no cluster: skipped */
+			slot_getattr(ps.src.slot, ps.src.fpatt, &nulls[1]);
+			if (nulls[1])
+				continue;
+			values[0] = slot_getattr(ps.src.slot, ps.src.keyatt, &nulls[0]);
+			values[1] = values[0];
+			nulls[1] = nulls[0];
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		}
+		table_endscan(scan);
+	}
+	if (ps.search.progress)
+		ereport(NOTICE,
+				(errmsg("simhash: %d rows in clusters", ps.result.nnodes),
+				 errdetail("%.1f s.", pairs_elapsed(&ps))));
+
+	ExecDropSingleTupleTableSlot(ps.src.slot);
+	table_close(ps.src.rel, AccessShareLock);
+	return (Datum) 0;
+}

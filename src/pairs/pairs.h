@@ -1,0 +1,232 @@
+/*-------------------------------------------------------------------------
+ *
+ * pairs.h
+ *		What the files of simhash_pairs() and simhash_clusters() share:
+ *		pairs.c (the SQL functions and their results), pairssearch.c (reading
+ *		the rows and searching one permuted table) and pairsparallel.c (the
+ *		parallel search).
+ *
+ * IDENTIFICATION
+ *	  src/pairs/pairs.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SIMHASH_PAIRS_H
+#define SIMHASH_PAIRS_H
+
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/parallel.h"
+#include "access/relation.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/pg_type.h"
+#include "executor/tuptable.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "optimizer/cost.h"
+#include "optimizer/paths.h"
+#include "port/atomics.h"
+#include "storage/barrier.h"
+#include "storage/buffile.h"
+#include "storage/sharedfileset.h"
+#include "storage/shm_mq.h"
+#include "storage/shm_toc.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/hsearch.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/rls.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+#include "utils/wait_event.h"
+#include "utils/typcache.h"
+
+#include "fingerprint.h"
+#include "perm.h"
+#include "simhash.h"
+
+/* The largest k: that of simhash_perm's design radius */
+#define PAIRS_MAX_K		PERM_MAX_MAX_DISTANCE
+
+/* A row: its fingerprint (or permuted key) and heap TID */
+typedef SortRec PairRec;
+
+/* Union-find over the rows that have a near-duplicate */
+typedef struct UFEntry
+{
+	ItemPointerData tid;		/* hash key */
+	int32		node;
+} UFEntry;
+
+/*
+ * Parallel search (pairsparallel.c): what the leader shares with its
+ * workers, in the parallel context's DSM segment, beside one message queue
+ * per worker.
+ */
+#define PAIRS_SHARED_KEY		UINT64CONST(0x53494d5041495201)
+#define PAIRS_QUEUES_KEY		UINT64CONST(0x53494d5041495202)
+#define PAIRS_SCAN_KEY			UINT64CONST(0x53494d5041495203)
+#define PAIRS_QUEUE_SIZE		(64 * 1024)
+
+/* A process's part of the parallel read: its rows are file "rows.<n>" */
+typedef struct PairsPart
+{
+	bool		wrote;
+	int64		nrows;
+	SimhashVoter votes;
+} PairsPart;
+
+typedef struct PairsShared
+{
+	Oid			relid;
+	AttrNumber	keyatt;
+	AttrNumber	fpatt;
+	Oid			keytype;
+	int			k;
+	bool		clusters;
+	bool		inline_keys;
+	bool		progress;
+	instr_time	start;
+	Barrier		read_done;		/* phase 1: every row is in a file */
+	pg_atomic_uint32 keys_not_inline;	/* a key could not travel inline */
+	pg_atomic_uint32 next_table;	/* the next table to search */
+	pg_atomic_uint64 found;		/* pairs or links, all processes */
+	pg_atomic_uint64 compared;
+	SharedFileSet fileset;
+	int			nparts;
+	PairsPart	parts[FLEXIBLE_ARRAY_MEMBER];	/* 0: the leader */
+} PairsShared;
+
+/* A pair found by a worker, sent to the leader */
+typedef struct PairsLink
+{
+	ItemPointerData a;
+	ItemPointerData b;
+	int32		distance;
+} PairsLink;
+
+/* The distance of a worker's marker: a table searched */
+#define PAIRS_TABLE_DONE		(-1)
+
+/* Links a worker sends in one message */
+#define PAIRS_LINKS_PER_MESSAGE	256
+
+typedef struct PairsState PairsState;
+
+/* The relation and the two columns read */
+typedef struct PairsSource
+{
+	Relation	rel;
+	AttrNumber	keyatt;
+	AttrNumber	fpatt;
+	Oid			keytype;
+	Oid			keycollation;
+	FmgrInfo	keycmp;
+	Snapshot	snapshot;
+	TupleTableSlot *slot;
+	bool		inline_keys;	/* pairs: records carry keys, not TIDs */
+} PairsSource;
+
+/* The search: the layout, the rows, the sort of the table being searched */
+typedef struct PairsSearch
+{
+	int			k;
+	bool		clusters;		/* whole keys sorted, copies joined once */
+	bool		progress;
+	PermLayout	layout;
+	PermPermutation *perm;		/* one per table (16 kB each) */
+	uint64		earlier_mask[PERM_MAX_TABLES];	/* of the table being read */
+	int			table;
+	int64		work_bytes;
+	RecStore   *rows;
+	GroupSort  *sort;			/* of the tables, restarted for each */
+	int64		compared;
+	int64		found;
+	bool		size_noticed;	/* pairs: the NOTICE of a huge result is out */
+	instr_time	start;
+} PairsSearch;
+
+/*
+ * Where the search hands what it finds: each pair within k (found), the
+ * end of each table (table_done), and, between chunks of its work, a
+ * chance to take in what others found (poll; NULL if none).  The leader's
+ * sink makes result rows or cluster links (pairs.c), and polls its
+ * workers when it has any (pairsparallel.c); a worker's sink sends to the
+ * leader (pairsparallel.c).  The search knows none of them.
+ */
+typedef struct PairsSink
+{
+	void		(*found) (PairsState *ps, ItemPointer a, ItemPointer b,
+						  int distance);
+	void		(*table_done) (PairsState *ps, int partitions, int split);
+	void		(*poll) (PairsState *ps);
+} PairsSink;
+
+/* The results: pairs as rows, or the union-find of clusters */
+typedef struct PairsResult
+{
+	Tuplestorestate *tupstore;
+	TupleDesc	tupdesc;
+	HTAB	   *uf_hash;
+	int32	   *parent;
+	ItemPointerData *node_tid;
+	int32		nnodes;
+	int32		maxnodes;
+} PairsResult;
+
+/* The parallel search: the leader's and a worker's ends of the queues */
+typedef struct PairsParallel
+{
+	PairsShared *shared;		/* NULL: one process */
+	shm_mq_handle **queues;		/* leader: one from each worker */
+	bool	   *queue_done;
+	int			nqueues;
+	int			tables_done;	/* leader: for the progress report */
+	shm_mq_handle *out;			/* worker: to the leader */
+	PairsLink  *links;			/* worker: links not sent yet */
+	int			nlinks;
+} PairsParallel;
+
+struct PairsState
+{
+	PairsSource src;
+	PairsSearch search;
+	PairsSink	sink;
+	PairsResult result;
+	PairsParallel par;
+};
+
+/*
+ * Calls run down this list: pairs.c calls pairsparallel.c and
+ * pairssearch.c, pairsparallel.c calls pairssearch.c, and pairssearch.c
+ * reaches the others only through the sink.
+ */
+
+/* pairs.c: the SQL functions, the leader's sink */
+extern Datum pairs_fetch_key(PairsState *ps, ItemPointer tid);
+
+/* pairsparallel.c: the parallel search */
+extern ParallelContext *pairs_begin_parallel(PairsState *ps);
+extern bool pairs_read_rows_parallel(PairsState *ps, ParallelTableScanDesc pscan, int part);
+extern void pairs_end_parallel(PairsState *ps, ParallelContext *pcxt);
+extern PGDLLEXPORT void simhash_pairs_worker(dsm_segment *seg, shm_toc *toc);
+
+/* pairssearch.c: reading the rows, searching one permuted table */
+extern double pairs_elapsed(PairsState *ps);
+extern bool pairs_scan_rows(PairsState *ps, TableScanDesc scan, SimhashVoter *votes);
+extern int	pairs_count_tables(PairsState *ps, int64 n);
+extern void pairs_choose_layout(PairsState *ps, const SimhashVoter *votes, int64 n);
+extern void pairs_report_read(PairsState *ps, const char *where);
+extern void pairs_read_rows(PairsState *ps);
+extern void pairs_report_table_done(PairsState *ps, int partitions, int split);
+extern void pairs_search_table(PairsState *ps, int t);
+extern void pairs_search_done(PairsState *ps);
+
+#endif							/* SIMHASH_PAIRS_H */

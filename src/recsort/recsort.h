@@ -1,0 +1,76 @@
+/*-------------------------------------------------------------------------
+ *
+ * recsort.h
+ *		The record sort: (64-bit key, heap TID) records put in order within
+ *		a memory budget, spilling to temporary files.  Shared by the
+ *		simhash_perm index build (RunSort: whole keys) and the pairs search
+ *		(RecStore: the rows as read; GroupSort: records grouped by their
+ *		leading bits).  It knows nothing of the index or of fingerprints:
+ *		a key is 64 bits to order by.
+ *
+ * IDENTIFICATION
+ *	  src/recsort/recsort.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef RECSORT_H
+#define RECSORT_H
+
+#include "storage/itemptr.h"
+
+/* A record: what it is sorted by, and the row it stands for */
+typedef struct SortRec
+{
+	uint64		key;
+	ItemPointerData tid;
+} SortRec;
+
+/* Record order: by key, then by TID */
+static inline int
+SortRecCompare(const SortRec *a, const SortRec *b)
+{
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	return ItemPointerCompare((ItemPointer) &a->tid, (ItemPointer) &b->tid);
+}
+
+struct BufFile;
+
+/* recstore.c: records kept as they come, read back any number of times */
+typedef struct RecStore RecStore;
+extern RecStore *RecStoreBegin(int64 budget_bytes);
+extern RecStore *RecStoreBeginOnFile(struct BufFile *file);
+extern RecStore *RecStoreOpenFiles(struct BufFile **files,
+								   const int64 *counts, int nfiles);
+extern void RecStoreAdd(RecStore *st, const SortRec *rec);
+extern int64 RecStoreCount(RecStore *st);
+extern bool RecStoreSpilled(RecStore *st);
+extern void RecStoreRewind(RecStore *st);
+/* The most records RecStoreNextBatch hands out at once */
+#define RECSORT_BATCH	512
+
+extern bool RecStoreNext(RecStore *st, SortRec *rec);
+extern int	RecStoreNextBatch(RecStore *st, SortRec **recs);
+extern void RecStoreEnd(RecStore *st);
+
+/* runsort.c: records in full order, by sorted runs and their merge */
+typedef struct RunSort RunSort;
+extern RunSort *RunSortBegin(int64 budget_bytes, int64 expected);
+extern void RunSortPut(RunSort *rs, const SortRec *rec);
+extern void RunSortFinish(RunSort *rs);
+extern int	RunSortSpilledRuns(RunSort *rs);
+extern bool RunSortNext(RunSort *rs, SortRec *rec);
+extern void RunSortEnd(RunSort *rs);
+
+/* groupsort.c: records grouped by their top bits, in partitions */
+typedef struct GroupSort GroupSort;
+extern GroupSort *GroupSortBegin(int64 budget_bytes, int64 expected,
+								 int top_bits);
+extern void GroupSortPutBatch(GroupSort *gs, const SortRec *recs, int n);
+extern void GroupSortFinish(GroupSort *gs);
+extern void GroupSortRestart(GroupSort *gs, int64 expected, int top_bits);
+extern int	GroupSortPartitions(GroupSort *gs, int *split);
+extern int64 GroupSortNextChunk(GroupSort *gs, SortRec **recs);
+extern void GroupSortEnd(GroupSort *gs);
+
+#endif							/* RECSORT_H */
