@@ -12,9 +12,12 @@
 #   SELECT count(*) FROM fps WHERE hamming_near(fp, q, k)
 # and for an entry knnN of KS the N nearest neighbours
 #   SELECT id FROM fps ORDER BY fp <-> q LIMIT N
-# for the 500 random fingerprints of bench_q.  First, in both builds, the
-# counts (for knnN: the distances, in order) through the index must equal
-# the sequential scan's for 100 of them; the run fails otherwise.  Then pgbench -M prepared, 2 clients,
+# for the 500 random fingerprints of bench_q, and for an entry pairsK every
+# pair of the table within K (simhash_pairs, the same statement each time).
+# First, in both builds, the counts (for knnN: the distances, in order)
+# through the index must equal the sequential scan's for 100 of them (for
+# pairsK: the two builds must find the same number of pairs); the run
+# fails otherwise.  Then pgbench -M prepared, 2 clients,
 # SECONDS_PER_RUN seconds: the sequential scan once per k, and RUNS rounds
 # alternating the two builds (each round opens new connections).  Reports
 # medians, B / A, and each build against the sequential scan.
@@ -47,6 +50,7 @@ FPTYPE=$(q -At -c "SELECT typname FROM pg_type WHERE typinput = 'simhash_in'::re
 answer_sql() {
 	case $1 in
 	knn*) echo "(SELECT string_agg(d::text, ',' ORDER BY d) FROM (SELECT hamming_distance(fp, b.fp) AS d FROM fps ORDER BY fp <-> b.fp::$FPTYPE LIMIT ${1#knn}) x)" ;;
+	pairs*) echo "(SELECT count(*)::text FROM simhash_pairs('fps', 'id', 'fp', ${1#pairs}) AS p(a bigint, b bigint, distance int) WHERE b.qid = 501)" ;;
 	*) echo "(SELECT count(*)::text FROM fps WHERE hamming_near(fp, b.fp, $1))" ;;
 	esac
 }
@@ -54,6 +58,7 @@ answer_sql() {
 for k in $KS; do
 	case $k in
 	knn*) query="SELECT id FROM fps ORDER BY fp <-> :fp::bigint::$FPTYPE LIMIT ${k#knn};" ;;
+	pairs*) query="SELECT count(*) FROM simhash_pairs('fps', 'id', 'fp', ${k#pairs}) AS p(a bigint, b bigint, distance int);" ;;
 	*) query="SELECT count(*) FROM fps WHERE hamming_near(fp, :fp, $k);" ;;
 	esac
 	cat >"$WORK/k$k.sql" <<-S
@@ -92,8 +97,11 @@ done
 
 for k in $KS; do
 	echo "== k = $k" | tee -a "$REPORT"
-	simhash_pgbench "seq_k$k" "$WORK/k$k.sql" "$SECONDS_PER_RUN" 1 \
-		"-c enable_indexscan=off -c enable_bitmapscan=off" "$WORK" | tee -a "$REPORT"
+	case $k in
+	pairs*) ;;	# reads the table whichever way: no sequential scan to compare
+	*) simhash_pgbench "seq_k$k" "$WORK/k$k.sql" "$SECONDS_PER_RUN" 1 \
+		"-c enable_indexscan=off -c enable_bitmapscan=off" "$WORK" | tee -a "$REPORT" ;;
+	esac
 	for r in $(seq 1 "$RUNS"); do
 		for v in A B; do
 			simhash_ab_use $v
@@ -113,6 +121,11 @@ for k in sys.argv[2:]:
     seq = tps[f"seq_k{k}"][0]
     a = statistics.median(tps[f"A_k{k}"])
     b = statistics.median(tps[f"B_k{k}"])
+    if f"seq_k{k}" not in tps:
+        a = statistics.median(tps[f"A_k{k}"])
+        b = statistics.median(tps[f"B_k{k}"])
+        print(f"  {k}: A {a:.2f}, B {b:.2f}, B / A {b / a:.2f}x")
+        continue
     print(f"  {'k = ' + k if k.isdigit() else k}: sequential scan {seq:.1f}, A {a:.1f} ({a / seq:.1f}x the scan), "
           f"B {b:.1f} ({b / seq:.1f}x the scan), B / A {b / a:.2f}x")
 PY
