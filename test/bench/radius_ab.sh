@@ -118,14 +118,14 @@ for m in re.finditer(r"^  (\w+)\s+tps\s+([0-9.]+)", text, re.M):
     tps.setdefault(re.sub(r"_r\d+$", "", m.group(1)), []).append(float(m.group(2)))
 print("== medians (queries per second)")
 for k in sys.argv[2:]:
-    seq = tps[f"seq_k{k}"][0]
-    a = statistics.median(tps[f"A_k{k}"])
-    b = statistics.median(tps[f"B_k{k}"])
     if f"seq_k{k}" not in tps:
         a = statistics.median(tps[f"A_k{k}"])
         b = statistics.median(tps[f"B_k{k}"])
         print(f"  {k}: A {a:.2f}, B {b:.2f}, B / A {b / a:.2f}x")
         continue
+    seq = tps[f"seq_k{k}"][0]
+    a = statistics.median(tps[f"A_k{k}"])
+    b = statistics.median(tps[f"B_k{k}"])
     print(f"  {'k = ' + k if k.isdigit() else k}: sequential scan {seq:.1f}, A {a:.1f} ({a / seq:.1f}x the scan), "
           f"B {b:.1f} ({b / seq:.1f}x the scan), B / A {b / a:.2f}x")
 PY
