@@ -349,6 +349,14 @@ PermKnnReadNullRows(IndexScanDesc scan, PermScanOpaque so)
 	/* the expressions are the table owner's code, not the caller's */
 	PermBecomeTableOwner(heap, &saved);
 	info = BuildIndexInfo(scan->indexRelation);
+
+	/*
+	 * The rows visible to the scan's MVCC snapshot, as a concurrent build
+	 * reads them: the table AM computes no xmin horizon then (an assert of
+	 * heapam_index_build_range_scan checks that a scan under an MVCC
+	 * snapshot comes without one).
+	 */
+	info->ii_Concurrent = true;
 	tscan = table_beginscan_strat(heap, scan->xs_snapshot, 0, NULL,
 								  true, true);
 	/* ends tscan */

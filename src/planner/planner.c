@@ -162,6 +162,7 @@ index_condition(SupportRequestIndexCondition *req)
 				opno,
 				withinfn;
 	Oid			argtypes[1];
+	Oid			any_args[1] = {InvalidOid};	/* not read with nargs -1 */
 	Oid		   *within_args;
 	int			nwithin_args;
 	Expr	   *query;
@@ -199,7 +200,7 @@ index_condition(SupportRequestIndexCondition *req)
 	 */
 	withinfn = LookupFuncName(list_make2(makeString(get_namespace_name(nsp)),
 										 makeString("simhash_within")),
-							  -1, NULL, true);
+							  -1, any_args, true);
 	if (!OidIsValid(withinfn))
 		return NIL;
 	(void) get_func_signature(withinfn, &within_args, &nwithin_args);
