@@ -72,7 +72,7 @@ ISOLATION_OPTS = --inputdir=$(srcdir)/test/isolation --load-extension=simhash
 # Debian's libxxhash-dev: the header is compiled in (XXH_INLINE_ALL), so the
 # module has no runtime dependency and no exported xxHash symbols.
 SUBSYSTEMS = type fingerprint recsort index pairs planner
-PG_CPPFLAGS = $(foreach d,$(SUBSYSTEMS),-I$(srcdir)/src/$(d))
+PG_CPPFLAGS = -I$(srcdir)/src $(foreach d,$(SUBSYSTEMS),-I$(srcdir)/src/$(d))
 # -Wextra, less -Wunused-parameter: PostgreSQL's own headers trip it, and so
 # do the fixed signatures of index AM callbacks.
 PG_CFLAGS = -Wextra -Wno-unused-parameter
@@ -128,6 +128,7 @@ prove_installcheck:
 	rm -rf '$(tap_testdir)/tmp_check'
 	$(MKDIR_P) '$(tap_testdir)/tmp_check'
 	cd $(srcdir) && \
-	  TESTDIR='$(tap_testdir)' PATH="$(bindir):$$PATH" \
+	  TESTDIR='$(tap_testdir)' TESTDATADIR='$(tap_testdir)/tmp_check' \
+	  TESTLOGDIR='$(tap_testdir)/tmp_check/log' PATH="$(bindir):$$PATH" \
 	  PG_REGRESS='$(top_builddir)/src/test/regress/pg_regress' \
 	  $(PROVE) $(PG_PROVE_FLAGS) $(PROVE_FLAGS) $(or $(PROVE_TESTS),test/t/*.pl)

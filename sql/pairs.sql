@@ -20,7 +20,7 @@ ANALYZE d;
 -- the truth: the self-join through the index, each pair once
 CREATE TABLE ks AS SELECT k FROM generate_series(0, 7) k;
 SET enable_seqscan = off;
-EXPLAIN (COSTS OFF) SELECT ks.k, a.id, b.id FROM ks, d a, d b WHERE hamming_near(b.fp, a.fp, ks.k) AND a.id < b.id;
+SELECT * FROM plan($$SELECT ks.k, a.id, b.id FROM ks, d a, d b WHERE hamming_near(b.fp, a.fp, ks.k) AND a.id < b.id$$);
 CREATE TABLE truth AS
   SELECT ks.k, a.id AS a, b.id AS b, hamming_distance(a.fp, b.fp) AS distance
     FROM ks, d a, d b WHERE hamming_near(b.fp, a.fp, ks.k) AND a.id < b.id;

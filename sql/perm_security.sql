@@ -14,7 +14,8 @@ SET ROLE regress_simhash_owner;
 
 -- who ran the owner's code, with what rights, and whether it was restricted
 CREATE TABLE sec_log (who name, superuser bool, restricted bool);
-CREATE FUNCTION sec_spy() RETURNS void LANGUAGE plpgsql VOLATILE AS $$
+CREATE FUNCTION sec_spy() RETURNS void LANGUAGE plpgsql VOLATILE
+  SET search_path = public, pg_temp AS $$
 DECLARE
 	restricted bool := false;
 	super bool := (SELECT rolsuper FROM pg_roles WHERE rolname = current_user);
@@ -31,13 +32,17 @@ BEGIN
 		ALTER ROLE regress_simhash_owner SUPERUSER;
 	END IF;
 END $$;
--- the wrappers an index may use: IMMUTABLE, as an index requires
-CREATE FUNCTION sec_fp(body text) RETURNS simhash64 LANGUAGE plpgsql IMMUTABLE AS $$
+-- the wrappers an index may use: IMMUTABLE, as an index requires, and with
+-- a search_path of their own (from PostgreSQL 17 on, maintenance commands
+-- and the owner's code run with search_path pg_catalog, pg_temp)
+CREATE FUNCTION sec_fp(body text) RETURNS simhash64 LANGUAGE plpgsql IMMUTABLE
+  SET search_path = public AS $$
 BEGIN
 	PERFORM sec_spy();
 	RETURN simhash(body);
 END $$;
-CREATE FUNCTION sec_pred(id int) RETURNS bool LANGUAGE plpgsql IMMUTABLE AS $$
+CREATE FUNCTION sec_pred(id int) RETURNS bool LANGUAGE plpgsql IMMUTABLE
+  SET search_path = public AS $$
 BEGIN
 	PERFORM sec_spy();
 	RETURN id % 2 = 0;

@@ -14,6 +14,21 @@ CREATE FUNCTION flip_bits(fp simhash64, seed bigint, n int) RETURNS simhash64 LA
                                          FROM generate_series(1, n) i), 0))::simhash64 $$;
 SELECT pseudo_fp(1) AS one, pseudo_fp(2) AS two, flip_bits(pseudo_fp(1), 7, 3) <-> pseudo_fp(1) AS flipped;
 
+-- plan(query): EXPLAIN (COSTS OFF) of query, less the lines that only some
+-- PostgreSQL versions print (18: "Disabled: true" under a node of a type
+-- the query disabled, and a WindowAgg's "Window:" definition), so that one
+-- expected output serves every version
+CREATE FUNCTION plan(query text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE
+	line text;
+BEGIN
+	FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || query LOOP
+		IF line !~ '^\s*(Disabled: true|Window: \w+ AS \(.*\))$' THEN
+			RETURN NEXT line;
+		END IF;
+	END LOOP;
+END $$;
+
 -- shapes: the data that the index tests search, of four shapes and NULLs:
 --  uniform: 20000 pseudo-random fingerprints
 --  planted: 400 clusters of copies with 1-6 bits flipped

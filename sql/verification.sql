@@ -98,8 +98,7 @@ CREATE TABLE mh_sig AS
 CREATE INDEX mh_sig_bands ON mh_sig USING gin (bands);
 ANALYZE mh_sig;
 SET enable_seqscan = off;
-EXPLAIN (COSTS OFF)
-SELECT b.id FROM mh_sig a JOIN mh_sig b ON b.bands && a.bands AND b.id <> a.id WHERE a.id = 1;
+SELECT * FROM plan($$SELECT b.id FROM mh_sig a JOIN mh_sig b ON b.bands && a.bands AND b.id <> a.id WHERE a.id = 1$$);
 RESET enable_seqscan;
 -- every near copy is found, and the verification keeps exactly them
 SELECT count(*) AS candidate_pairs,

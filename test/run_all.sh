@@ -93,6 +93,57 @@ rc=0
 bash test/sanitize.sh || rc=$?
 record "sanitizers" $rc
 
+# PostgreSQL 18, built with assertions (tools/build_postgres.sh caches it
+# outside the checkout, so only the first run on a machine builds it): the
+# same build, pg_regress, isolation, README and TAP tests on its server.
+# SIMHASH_SKIP_PG18=1 skips this stage (it says so).
+if [ -n "${SIMHASH_SKIP_PG18:-}" ]; then
+	echo "== PostgreSQL 18: skipped (SIMHASH_SKIP_PG18 is set)"
+else
+	echo "== PostgreSQL 18 with assertions (tools/build_postgres.sh 18)"
+	rc=0
+	pg18=$(bash tools/build_postgres.sh 18) || rc=$?
+	record "PostgreSQL 18 build" $rc
+	if [ $rc -eq 0 ]; then
+		simhash_use_pg "$pg18"
+		rc=0
+		simhash_build_install || rc=$?
+		record "build for PostgreSQL 18" $rc
+		simhash_cluster_start
+		echo "== PostgreSQL 18: pg_regress and isolation tests"
+		rc=0
+		make -s installcheck PG_CONFIG="$pg18" || rc=$?
+		if [ $rc -ne 0 ]; then
+			for f in regression.diffs output_iso/regression.diffs; do
+				[ -f "$f" ] && { echo "---- $f"; cat "$f"; }
+			done
+		fi
+		record "PostgreSQL 18: pg_regress and isolation" $rc
+		echo "== PostgreSQL 18: the README's SQL examples"
+		rc=0
+		/usr/bin/python3 test/readme/run_examples.py || rc=$?
+		record "PostgreSQL 18: README examples" $rc
+		simhash_cluster_stop
+		echo "== PostgreSQL 18: TAP tests"
+		tapdir=$(mktemp -d /tmp/simhash-tap.XXXXXX)
+		chmod 755 "$tapdir"
+		[ "$(id -u)" = 0 ] && chown postgres: "$tapdir"
+		for t in test/t/*.pl; do
+			rc=0
+			# 007_pg_upgrade upgrades a cluster of Debian's 15 to this one
+			simhash_as_pg env PATH="$PATH" SIMHASH_UPGRADE_FROM=/usr/lib/postgresql/15 \
+				make -s prove_installcheck PG_CONFIG="$pg18" TAP_TESTDIR="$tapdir" PROVE_TESTS="$t" || rc=$?
+			if [ $rc -ne 0 ]; then
+				find "$tapdir" -name 'regress_log_*' | while read -r log; do
+					echo "---- $log (last 60 lines)"; tail -60 "$log"
+				done
+			fi
+			record "PostgreSQL 18: $t" $rc
+		done
+		rm -rf "$tapdir"
+	fi
+fi
+
 echo "== test suites"
 echo "suites: $passed passed, $failed failed"
 [ $failed -eq 0 ]

@@ -12,6 +12,11 @@
 #                          empty: none)
 #   SANITIZE_PORT          the fuzz cluster's port (default 54406)
 #
+# It runs on Debian's PostgreSQL 15 only, whatever PG_CONFIG says: it
+# copies that packaged installation (its layout is Debian's), and the other
+# supported version, 18, is tested by test/run_all.sh on a server built
+# with assertions instead, which catches what a debug build catches.
+#
 # What it does, in a temporary directory that it deletes on exit:
 #  1. Copies the PostgreSQL 15 installation (Debian's /usr/lib/postgresql/15,
 #     /usr/share/postgresql/15, /usr/include/postgresql; PostgreSQL finds

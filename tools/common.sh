@@ -1,6 +1,7 @@
 # tools/common.sh: shared steps of test/run_all.sh, the demo and benchmarks.
 #
 # Sourced, not run.  Provides:
+#   simhash_use_pg PG_CONFIG  build for and test on that PostgreSQL
 #   simhash_install_deps [PKG...]  Debian packages the build, tests and demo
 #                            need, and any others given
 #   simhash_build_install    build with warnings as errors, install
@@ -24,8 +25,22 @@
 #                            throwaway cluster with CONF, WORK; and q
 
 SIMHASH_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-PG_BINDIR=/usr/lib/postgresql/15/bin
-export PATH="$PG_BINDIR:$PATH"
+# The PostgreSQL to build for and test on: $PG_CONFIG's (default: Debian's
+# PostgreSQL 15); simhash_use_pg switches to another one.
+simhash_use_pg() {
+	PG_CONFIG=$1
+	PG_BINDIR=$("$PG_CONFIG" --bindir)
+	export PG_CONFIG PG_BINDIR
+	export PATH="$PG_BINDIR:$PATH"
+}
+if [ -n "${PG_CONFIG:-}" ]; then
+	simhash_use_pg "$PG_CONFIG"
+else
+	PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
+	[ -x "$PG_CONFIG" ] || PG_CONFIG=pg_config
+	PG_BINDIR=/usr/lib/postgresql/15/bin
+	export PATH="$PG_BINDIR:$PATH"
+fi
 
 # initdb refuses to run as root: as root, the cluster belongs to "postgres".
 simhash_as_pg() {
@@ -60,10 +75,10 @@ simhash_install_deps() {
 }
 
 simhash_build_install() {
-	echo "== building (warnings are errors) and installing"
-	make -C "$SIMHASH_ROOT" -s clean
-	make -C "$SIMHASH_ROOT" -s COPT=-Werror
-	make -C "$SIMHASH_ROOT" -s install >/dev/null
+	echo "== building for $("${PG_CONFIG:-pg_config}" --version) (warnings are errors) and installing"
+	make -C "$SIMHASH_ROOT" -s clean PG_CONFIG="${PG_CONFIG:-pg_config}"
+	make -C "$SIMHASH_ROOT" -s COPT=-Werror PG_CONFIG="${PG_CONFIG:-pg_config}"
+	make -C "$SIMHASH_ROOT" -s install PG_CONFIG="${PG_CONFIG:-pg_config}" >/dev/null
 }
 
 simhash_cluster_stop() {

@@ -90,8 +90,11 @@ bytea *
 permoptions(Datum reloptions, bool validate)
 {
 	static const relopt_parse_elt tab[] = {
-		{"max_distance", RELOPT_TYPE_INT, offsetof(PermOptions, max_distance)},
-		{"blocks", RELOPT_TYPE_INT, offsetof(PermOptions, blocks)},
+		/* by name: 18 added a field (isset_offset) */
+		{.optname = "max_distance", .opttype = RELOPT_TYPE_INT,
+		.offset = offsetof(PermOptions, max_distance)},
+		{.optname = "blocks", .opttype = RELOPT_TYPE_INT,
+		.offset = offsetof(PermOptions, blocks)},
 	};
 	PermOptions *opts;
 
@@ -200,6 +203,7 @@ PermBecomeTableOwner(Relation heap, PermSavedUser *saved)
 	SetUserIdAndSecContext(heap->rd_rel->relowner,
 						   saved->sec_context | SECURITY_RESTRICTED_OPERATION);
 	saved->gucnestlevel = NewGUCNestLevel();
+	SimhashRestrictSearchPath();
 }
 
 /* Back to the caller's user id after PermBecomeTableOwner */

@@ -47,6 +47,7 @@
 #include "storage/lockdefs.h"
 #include "utils/relcache.h"
 
+#include "compat.h"
 #include "recsort.h"
 
 /*
@@ -455,8 +456,8 @@ extern void PermProbeRanges(Relation index, int table, const uint64 *lo, int n,
 
 /* permpage.c */
 extern const PermKey PermMinKey;
-extern void PermReportCorruption(Relation index, BlockNumber blkno,
-								 const char *detail) pg_attribute_noreturn();
+pg_noreturn extern void PermReportCorruption(Relation index, BlockNumber blkno,
+										 const char *detail);
 extern void PermCheckPage(Relation index, Buffer buf, int table, int level);
 extern Buffer PermReadPageRecent(Relation index, BlockNumber blkno,
 								 Buffer *recent, int lockmode, int table,

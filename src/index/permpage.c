@@ -470,7 +470,7 @@ read_page(Relation index, BlockNumber blkno, Buffer *recent, int lockmode,
 	Buffer		buf;
 
 	if (recent != NULL && BufferIsValid(*recent) &&
-		ReadRecentBuffer(index->rd_node, MAIN_FORKNUM, blkno, *recent))
+		ReadRecentBuffer(SimhashRelationLocator(index), MAIN_FORKNUM, blkno, *recent))
 		buf = *recent;
 	else
 	{
@@ -571,13 +571,21 @@ void
 PermCheckMetaPage(Relation index, Page page)
 {
 	PermMetaPage meta = PermPageGetMeta(page);
-	PermPageOpaque opaque = PermPageGetOpaque(page);
+	PermPageOpaque opaque;
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 	int			t,
 				i;
 
-	if (PageIsNew(page) || meta->magic != PERM_MAGIC ||
-		((PageHeader) page)->pd_special != BLCKSZ - MAXALIGN(sizeof(PermPageOpaqueData)) ||
+	/*
+	 * The special space is found through pd_special: check that first (an
+	 * assert-enabled server checks it as PageGetSpecialPointer reads it).
+	 */
+	if (PageIsNew(page) ||
+		((PageHeader) page)->pd_special != BLCKSZ - MAXALIGN(sizeof(PermPageOpaqueData)))
+		opaque = NULL;
+	else
+		opaque = PermPageGetOpaque(page);
+	if (opaque == NULL || meta->magic != PERM_MAGIC ||
 		opaque->page_id != PERM_PAGE_ID || opaque->flags != PERM_META)
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),

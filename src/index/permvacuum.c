@@ -107,7 +107,7 @@ vacuum_scan(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			Buffer		buf;
 			Page		page;
 
-			vacuum_delay_point();
+			SimhashVacuumDelayPoint();
 			buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL,
 									 info->strategy);
 			LockBuffer(buf, callback ? BUFFER_LOCK_EXCLUSIVE : BUFFER_LOCK_SHARE);

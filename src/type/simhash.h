@@ -17,6 +17,7 @@
 #define SIMHASH_H
 
 #include "fmgr.h"
+#include "compat.h"
 
 /* Number of bits in a fingerprint, and the largest meaningful distance */
 #define SIMHASH_BITS			64
