@@ -8,10 +8,7 @@
 -- the shapes of the setup test (uniform, planted clusters, skewed
 -- prefixes, many identical fingerprints, and NULLs), copied: this test
 -- changes them
-CREATE TABLE d (id serial, shape text, fp simhash64);
-INSERT INTO d SELECT * FROM shapes ORDER BY id;
-SELECT setval('d_id_seq', (SELECT max(id) FROM d));
-CREATE TABLE q AS SELECT * FROM shape_queries;
+SELECT copy_shapes();
 SELECT count(*) AS queries FROM q;
 CREATE INDEX d_idx ON d USING simhash_perm (fp);
 ANALYZE d;

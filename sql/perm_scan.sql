@@ -10,11 +10,8 @@
 --  planted: 400 clusters of copies with 1-6 bits flipped
 --  skewed:  6000 fingerprints whose top 24 bits and every 3rd bit are zero
 --  identical: 3000 rows sharing one fingerprint, 2000 another
-CREATE TABLE d (id serial, shape text, fp simhash64);
-INSERT INTO d SELECT * FROM shapes ORDER BY id;
-SELECT setval('d_id_seq', (SELECT max(id) FROM d));
+SELECT copy_shapes();
 -- queries: members of each shape, near copies of them, random points
-CREATE TABLE q AS SELECT * FROM shape_queries;
 SELECT count(*) AS queries FROM q;
 
 CREATE INDEX d_idx ON d USING simhash_perm (fp);

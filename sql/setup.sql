@@ -59,3 +59,13 @@ CREATE TABLE shape_queries AS
     UNION ALL SELECT pseudo_fp(-g) FROM generate_series(1, 8) g) s;
 SELECT shape, count(*) FROM shapes GROUP BY shape ORDER BY shape;
 SELECT count(*) AS queries FROM shape_queries;
+
+-- copy_shapes(): tables d and q, copies of shapes and shape_queries (with
+-- d's ids continuing from the copy), for a test that changes them
+CREATE FUNCTION copy_shapes() RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+	CREATE TABLE d (id serial, shape text, fp simhash64);
+	INSERT INTO d SELECT * FROM shapes ORDER BY id;
+	PERFORM setval('d_id_seq', (SELECT max(id) FROM d));
+	CREATE TABLE q AS SELECT * FROM shape_queries;
+END $$;

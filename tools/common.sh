@@ -20,6 +20,9 @@
 #                            an A/B benchmark: WORK, both revisions'
 #                            libraries and a throwaway cluster
 #   simhash_ab_use A|B       put one revision's library in place
+#   simhash_bench_script FILE FIRST LAST QUERY
+#                            a pgbench script: a random bench_q row between
+#                            FIRST and LAST as :fp, then QUERY
 #   simhash_bench_start NAME CONF
 #                            a benchmark's start: REPORT, a fresh build, a
 #                            throwaway cluster with CONF, WORK; and q
@@ -229,3 +232,11 @@ simhash_bench_start() {
 
 # psql that stops at the first error, without the user's psqlrc
 q() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
+
+# Write a pgbench script to FILE: take the fingerprint of a random row of
+# bench_q with qid between FIRST and LAST as :fp, then run QUERY.
+simhash_bench_script() {
+	local file=$1 first=$2 last=$3 query=$4
+	printf '\\set qid random(%s, %s)\nSELECT fp FROM bench_q WHERE qid = :qid \\gset\n%s\n' \
+		"$first" "$last" "$query" >"$file"
+}

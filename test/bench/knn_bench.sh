@@ -42,27 +42,11 @@ jit = off"
 echo "== data: $ROWS fingerprints + 1% planted near-duplicates"
 simhash_bench_data "$ROWS"
 
-cat >"$WORK/knn10_random.sql" <<'S'
-\set qid random(501, 1000)
-SELECT fp FROM bench_q WHERE qid = :qid \gset
-SELECT id FROM fps ORDER BY fp <-> :fp::bigint::simhash64 LIMIT 10;
-S
+simhash_bench_script "$WORK/knn10_random.sql" 501 1000 'SELECT id FROM fps ORDER BY fp <-> :fp::bigint::simhash64 LIMIT 10;'
 cp "$WORK/knn10_random.sql" "$WORK/seq10_random.sql"
-cat >"$WORK/knn1_planted.sql" <<'S'
-\set qid random(1, 500)
-SELECT fp FROM bench_q WHERE qid = :qid \gset
-SELECT id FROM fps ORDER BY fp <-> :fp::bigint::simhash64 LIMIT 1;
-S
-cat >"$WORK/k3_planted.sql" <<'S'
-\set qid random(1, 500)
-SELECT fp FROM bench_q WHERE qid = :qid \gset
-SELECT id FROM fps WHERE hamming_near(fp, :fp, 3);
-S
-cat >"$WORK/knn10_planted.sql" <<'S'
-\set qid random(1, 500)
-SELECT fp FROM bench_q WHERE qid = :qid \gset
-SELECT id FROM fps ORDER BY fp <-> :fp::bigint::simhash64 LIMIT 10;
-S
+simhash_bench_script "$WORK/knn1_planted.sql" 1 500 'SELECT id FROM fps ORDER BY fp <-> :fp::bigint::simhash64 LIMIT 1;'
+simhash_bench_script "$WORK/k3_planted.sql" 1 500 'SELECT id FROM fps WHERE hamming_near(fp, :fp, 3);'
+simhash_bench_script "$WORK/knn10_planted.sql" 1 500 'SELECT id FROM fps ORDER BY fp <-> :fp::bigint::simhash64 LIMIT 10;'
 chmod 644 "$WORK"/*.sql
 
 # run one script RUNS times; print median tps and latency percentiles (ms)

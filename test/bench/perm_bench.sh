@@ -84,42 +84,18 @@ q -At -c "
 	SELECT 'seq  k=3 rows ' || sum((SELECT count(*) FROM fps WHERE bit_count((fp # b.fp)::bit(64)) <= 3)) FROM bench_q b WHERE qid % 10 = 0;" | tee -a "$REPORT"
 
 # pgbench scripts: fetch a query fingerprint, then search
-cat >"$WORK/perm3.sql" <<'S'
-\set qid random(1, 1000)
-SELECT fp FROM bench_q WHERE qid = :qid \gset
-SELECT id FROM fps WHERE hamming_near(fp, :fp, 3);
-S
-cat >"$WORK/perm6.sql" <<'S'
-\set qid random(1, 1000)
-SELECT fp FROM bench_q WHERE qid = :qid \gset
-SELECT id FROM fps WHERE hamming_near(fp, :fp, 6);
-S
-cat >"$WORK/diy3.sql" <<'S'
-\set qid random(1, 1000)
-SELECT fp FROM bench_q WHERE qid = :qid \gset
-SELECT id FROM fps_diy3 WHERE ((fp >> 48 & 65535) = (:fp::bigint >> 48 & 65535) OR (fp >> 32 & 65535) = (:fp::bigint >> 32 & 65535)
+simhash_bench_script "$WORK/perm3.sql" 1 1000 'SELECT id FROM fps WHERE hamming_near(fp, :fp, 3);'
+simhash_bench_script "$WORK/perm6.sql" 1 1000 'SELECT id FROM fps WHERE hamming_near(fp, :fp, 6);'
+simhash_bench_script "$WORK/diy3.sql" 1 1000 'SELECT id FROM fps_diy3 WHERE ((fp >> 48 & 65535) = (:fp::bigint >> 48 & 65535) OR (fp >> 32 & 65535) = (:fp::bigint >> 32 & 65535)
   OR (fp >> 16 & 65535) = (:fp::bigint >> 16 & 65535) OR (fp & 65535) = (:fp::bigint & 65535))
-  AND bit_count((fp # :fp::bigint)::bit(64)) <= 3;
-S
-cat >"$WORK/diy6.sql" <<'S'
-\set qid random(1, 1000)
-SELECT fp FROM bench_q WHERE qid = :qid \gset
-SELECT id FROM fps_diy6 WHERE ((fp >> 55 & 511) = (:fp::bigint >> 55 & 511) OR (fp >> 46 & 511) = (:fp::bigint >> 46 & 511)
+  AND bit_count((fp # :fp::bigint)::bit(64)) <= 3;'
+simhash_bench_script "$WORK/diy6.sql" 1 1000 'SELECT id FROM fps_diy6 WHERE ((fp >> 55 & 511) = (:fp::bigint >> 55 & 511) OR (fp >> 46 & 511) = (:fp::bigint >> 46 & 511)
   OR (fp >> 37 & 511) = (:fp::bigint >> 37 & 511) OR (fp >> 28 & 511) = (:fp::bigint >> 28 & 511)
   OR (fp >> 19 & 511) = (:fp::bigint >> 19 & 511) OR (fp >> 10 & 511) = (:fp::bigint >> 10 & 511)
   OR (fp & 1023) = (:fp::bigint & 1023))
-  AND bit_count((fp # :fp::bigint)::bit(64)) <= 6;
-S
-cat >"$WORK/btree_eq.sql" <<'S'
-\set qid random(1, 1000)
-SELECT fp FROM bench_q WHERE qid = :qid \gset
-SELECT id FROM fps_btree WHERE fp = :fp;
-S
-cat >"$WORK/seq3.sql" <<'S'
-\set qid random(1, 1000)
-SELECT fp FROM bench_q WHERE qid = :qid \gset
-SELECT id FROM fps WHERE bit_count((fp # :fp::bigint)::bit(64)) <= 3;
-S
+  AND bit_count((fp # :fp::bigint)::bit(64)) <= 6;'
+simhash_bench_script "$WORK/btree_eq.sql" 1 1000 'SELECT id FROM fps_btree WHERE fp = :fp;'
+simhash_bench_script "$WORK/seq3.sql" 1 1000 'SELECT id FROM fps WHERE bit_count((fp # :fp::bigint)::bit(64)) <= 3;'
 sed 's/<= 3/<= 6/' "$WORK/seq3.sql" >"$WORK/seq6.sql"
 chmod 644 "$WORK"/*.sql
 

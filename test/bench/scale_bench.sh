@@ -106,17 +106,9 @@ echo "   ($(($(date +%s) - t0)) s)"
 	done
 } | tee -a "$REPORT"
 
-cat >"$WORK/perm3.sql" <<'S'
-\set qid random(1, 1000)
-SELECT fp FROM bench_q WHERE qid = :qid \gset
-SELECT id FROM fps WHERE hamming_near(fp, :fp, 3);
-S
+simhash_bench_script "$WORK/perm3.sql" 1 1000 'SELECT id FROM fps WHERE hamming_near(fp, :fp, 3);'
 sed 's/, 3)/, 6)/' "$WORK/perm3.sql" >"$WORK/perm6.sql"
-cat >"$WORK/btree_eq.sql" <<'S'
-\set qid random(1, 1000)
-SELECT fp FROM bench_q WHERE qid = :qid \gset
-SELECT id FROM fps_btree WHERE fp = :fp;
-S
+simhash_bench_script "$WORK/btree_eq.sql" 1 1000 'SELECT id FROM fps_btree WHERE fp = :fp;'
 chmod 644 "$WORK"/*.sql
 {
 	echo "queries:"
