@@ -35,17 +35,55 @@ record() {	# suite name, exit status
 	fi
 }
 
-simhash_cluster_start
+# pg_regress and isolation tests on the running cluster; LABEL prefixes
+# the suite's name
+run_installcheck() {	# label
+	local rc=0
+	echo "== ${1}pg_regress and isolation tests"
+	make -s installcheck PG_CONFIG="$PG_CONFIG" || rc=$?
+	if [ $rc -ne 0 ]; then
+		for f in regression.diffs output_iso/regression.diffs; do
+			[ -f "$f" ] && { echo "---- $f"; cat "$f"; }
+		done
+	fi
+	record "${1}pg_regress and isolation" $rc
+}
 
-echo "== pg_regress and isolation tests"
-rc=0
-make -s installcheck || rc=$?
-if [ $rc -ne 0 ]; then
-	for f in regression.diffs output_iso/regression.diffs; do
-		[ -f "$f" ] && { echo "---- $f"; cat "$f"; }
+# The README's SQL examples on the running cluster
+run_readme_examples() {	# label
+	local rc=0
+	echo "== ${1}the README's SQL examples, as the README shows them (test/readme/run_examples.py)"
+	/usr/bin/python3 test/readme/run_examples.py || rc=$?
+	record "${1}README examples" $rc
+}
+
+# The TAP tests, one make prove_installcheck each.  They run initdb, which
+# refuses root: as root, they run as the postgres user, with their
+# clusters and logs in a private directory that user can write (the target
+# empties it at the start of each call).  ENV... is passed to them.
+run_tap_tests() {	# label env...
+	local label=$1 tapdir t rc
+	shift
+	echo "== ${label}TAP tests (make prove_installcheck, one test per call)"
+	tapdir=$(mktemp -d /tmp/simhash-tap.XXXXXX)
+	chmod 755 "$tapdir"
+	[ "$(id -u)" = 0 ] && chown postgres: "$tapdir"
+	for t in test/t/*.pl; do
+		rc=0
+		simhash_as_pg env PATH="$PATH" "$@" \
+			make -s prove_installcheck PG_CONFIG="$PG_CONFIG" TAP_TESTDIR="$tapdir" PROVE_TESTS="$t" || rc=$?
+		if [ $rc -ne 0 ]; then
+			find "$tapdir" -name 'regress_log_*' | while read -r log; do
+				echo "---- $log (last 60 lines)"; tail -60 "$log"
+			done
+		fi
+		record "$label$t" $rc
 	done
-fi
-record "pg_regress and isolation" $rc
+	rm -rf "$tapdir"
+}
+
+simhash_cluster_start
+run_installcheck ""
 
 echo "== fingerprints against the independent reference implementation"
 rc=0
@@ -57,10 +95,7 @@ rc=0
 bash test/clients/run.sh || rc=$?
 record "clients" $rc
 
-echo "== the README's SQL examples, as the README shows them (test/readme/run_examples.py)"
-rc=0
-/usr/bin/python3 test/readme/run_examples.py || rc=$?
-record "README examples" $rc
+run_readme_examples ""
 
 echo "== quality checks on apt's package descriptions (test/quality/evaluate.py --check)"
 rc=0
@@ -68,25 +103,7 @@ PGDATABASE=contrib_regression /usr/bin/python3 test/quality/evaluate.py --check 
 record "quality checks" $rc
 simhash_cluster_stop
 
-echo "== TAP tests (make prove_installcheck, one test per call)"
-# The tests run initdb, which refuses root: as root, they run as the
-# postgres user, with their clusters and logs in a private directory that
-# user can write (the target empties it at the start of each call).
-tapdir=$(mktemp -d /tmp/simhash-tap.XXXXXX)
-chmod 755 "$tapdir"
-[ "$(id -u)" = 0 ] && chown postgres: "$tapdir"
-for t in test/t/*.pl; do
-	rc=0
-	simhash_as_pg env PATH="$PATH" \
-		make -s prove_installcheck TAP_TESTDIR="$tapdir" PROVE_TESTS="$t" || rc=$?
-	if [ $rc -ne 0 ]; then
-		find "$tapdir" -name 'regress_log_*' | while read -r log; do
-			echo "---- $log (last 60 lines)"; tail -60 "$log"
-		done
-	fi
-	record "$t" $rc
-done
-rm -rf "$tapdir"
+run_tap_tests ""
 
 echo "== sanitizers (test/sanitize.sh: its own PostgreSQL copy and cluster, about 5 minutes)"
 rc=0
@@ -110,37 +127,11 @@ else
 		simhash_build_install || rc=$?
 		record "build for PostgreSQL 18" $rc
 		simhash_cluster_start
-		echo "== PostgreSQL 18: pg_regress and isolation tests"
-		rc=0
-		make -s installcheck PG_CONFIG="$pg18" || rc=$?
-		if [ $rc -ne 0 ]; then
-			for f in regression.diffs output_iso/regression.diffs; do
-				[ -f "$f" ] && { echo "---- $f"; cat "$f"; }
-			done
-		fi
-		record "PostgreSQL 18: pg_regress and isolation" $rc
-		echo "== PostgreSQL 18: the README's SQL examples"
-		rc=0
-		/usr/bin/python3 test/readme/run_examples.py || rc=$?
-		record "PostgreSQL 18: README examples" $rc
+		run_installcheck "PostgreSQL 18: "
+		run_readme_examples "PostgreSQL 18: "
 		simhash_cluster_stop
-		echo "== PostgreSQL 18: TAP tests"
-		tapdir=$(mktemp -d /tmp/simhash-tap.XXXXXX)
-		chmod 755 "$tapdir"
-		[ "$(id -u)" = 0 ] && chown postgres: "$tapdir"
-		for t in test/t/*.pl; do
-			rc=0
-			# 007_pg_upgrade upgrades a cluster of Debian's 15 to this one
-			simhash_as_pg env PATH="$PATH" SIMHASH_UPGRADE_FROM=/usr/lib/postgresql/15 \
-				make -s prove_installcheck PG_CONFIG="$pg18" TAP_TESTDIR="$tapdir" PROVE_TESTS="$t" || rc=$?
-			if [ $rc -ne 0 ]; then
-				find "$tapdir" -name 'regress_log_*' | while read -r log; do
-					echo "---- $log (last 60 lines)"; tail -60 "$log"
-				done
-			fi
-			record "PostgreSQL 18: $t" $rc
-		done
-		rm -rf "$tapdir"
+		# 007_pg_upgrade upgrades a cluster of Debian's 15 to this one
+		run_tap_tests "PostgreSQL 18: " SIMHASH_UPGRADE_FROM=/usr/lib/postgresql/15
 	fi
 fi
 
