@@ -105,6 +105,11 @@ simhash_cluster_stop
 
 run_tap_tests ""
 
+echo "== the Debian package (test/package.sh: pg_buildext, dh --with pgxs)"
+rc=0
+bash test/package.sh || rc=$?
+record "Debian package" $rc
+
 echo "== sanitizers (test/sanitize.sh: its own PostgreSQL copy and cluster, about 5 minutes)"
 rc=0
 bash test/sanitize.sh || rc=$?
