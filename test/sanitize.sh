@@ -331,8 +331,14 @@ for t in $TAP_TESTS; do
 	simhash_as_pg env PATH="$PATH" make -C "$T/build" -s prove_installcheck \
 		PG_CONFIG="$PGC" with_llvm=no TAP_TESTDIR="$TAP" PROVE_TESTS="$t" || rc=$?
 	if [ "$(wc -l <"$STARTS")" = "$starts" ]; then
-		echo "sanitize: $t started no server from the sanitized copy"
-		rc=1
+		# a test may skip itself whole (007_pg_upgrade needs a second
+		# PostgreSQL): then it starts none, and says why above
+		if grep -qs '1\.\.0 # SKIP' "$TAP/tmp_check/log/regress_log_$(basename "$t" .pl)"; then
+			echo "sanitize: $t skipped itself"
+		else
+			echo "sanitize: $t started no server from the sanitized copy"
+			rc=1
+		fi
 	fi
 	# a crash of a backend is a failure, except the kill -9s of the tests
 	crashes=$(cat "$TAP"/tmp_check/log/*.log 2>/dev/null |
