@@ -127,6 +127,9 @@ else
 	pg18=$(bash tools/build_postgres.sh 18) || rc=$?
 	record "PostgreSQL 18 build" $rc
 	if [ $rc -eq 0 ]; then
+		# the installation the stages above ran on: 007_pg_upgrade
+		# upgrades a cluster of it to 18
+		first_pg=$(dirname "$("$PG_CONFIG" --bindir)")
 		simhash_use_pg "$pg18"
 		rc=0
 		simhash_build_install || rc=$?
@@ -135,8 +138,7 @@ else
 		run_installcheck "PostgreSQL 18: "
 		run_readme_examples "PostgreSQL 18: "
 		simhash_cluster_stop
-		# 007_pg_upgrade upgrades a cluster of Debian's 15 to this one
-		run_tap_tests "PostgreSQL 18: " SIMHASH_UPGRADE_FROM=/usr/lib/postgresql/15
+		run_tap_tests "PostgreSQL 18: " SIMHASH_UPGRADE_FROM="$first_pg"
 	fi
 fi
 
