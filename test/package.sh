@@ -22,7 +22,8 @@ simhash_install_deps debhelper postgresql-server-dev-all dpkg-dev
 work=$(mktemp -d /tmp/simhash-package.XXXXXX)
 chmod 755 "$work"
 trap 'rm -rf "$work"' EXIT
-src="$work/simhash-1.4.0"
+version=$(sed -n "s/^default_version = '\(.*\)'$/\1/p" simhash.control).0
+src="$work/simhash-$version"
 mkdir "$src"
 git ls-files -z --cached --others --exclude-standard | tar --null -cf - -T - | tar -xf - -C "$src"
 

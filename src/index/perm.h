@@ -24,6 +24,7 @@
  *	permvacuum.c	ambulkdelete, amvacuumcleanup
  *	permcost.c		amcostestimate
  *	permvalidate.c	amvalidate
+ *	permexclude.c	exclusion constraints: operator ~=, the check's scan
  *	permdescend.c	descending a table, leaf maps, probing a prefix range
  *	permpage.c		pages: initialisation, new pages, internal pages, the
  *					metapage and the roots it records; the per-index state
@@ -57,7 +58,8 @@
 /* Operator strategies and support functions */
 #define PERM_WITHIN_STRATEGY	1	/* fp <@ simhash_within(q, k) */
 #define PERM_DISTANCE_STRATEGY	2	/* ORDER BY fp <-> q */
-#define PERM_NSTRATEGIES		2
+#define PERM_NEAR_DUP_STRATEGY	3	/* EXCLUDE (fp WITH ~=): within max_distance */
+#define PERM_NSTRATEGIES		3
 #define PERM_NPROCS				0
 
 /*
@@ -290,6 +292,21 @@ typedef struct PermState
 	BlockNumber nrecent;		/* blocks recent has room for */
 } PermState;
 
+/*
+ * Leaves a scan keeps pinned until it ends: an exclusion constraint's check
+ * reads under a dirty snapshot, and the pins keep VACUUM (which takes a
+ * cleanup lock on every page) from removing the entries it found, and the
+ * heap from reusing their TIDs, before the executor has read the rows
+ * (README.perm, "Exclusion constraints").
+ */
+typedef struct PermPinList
+{
+	MemoryContext cxt;			/* where bufs lives */
+	Buffer	   *bufs;
+	int			n;
+	int			max;
+} PermPinList;
+
 /* Called by PermProbeRange for every entry within the distance bound */
 typedef void (*PermMatchCallback) (void *arg, ItemPointer tid, uint64 key,
 								   int distance);
@@ -412,6 +429,11 @@ extern bool perminsert(Relation index, Datum *values, bool *isnull,
 					   IndexUniqueCheck checkUnique, bool indexUnchanged,
 					   struct IndexInfo *indexInfo);
 
+/* permexclude.c */
+pg_noreturn extern void PermNearDupOutsideConstraint(void);
+extern bool PermScanIsConstraintCheck(IndexScanDesc scan);
+extern int	PermConstraintRadius(IndexScanDesc scan, PermState *state);
+
 /* permscan.c */
 extern IndexScanDesc permbeginscan(Relation index, int nkeys, int norderbys);
 extern void permrescan(IndexScanDesc scan, ScanKey keys, int nkeys,
@@ -449,10 +471,13 @@ extern Buffer PermDescend(Relation index, int table, const PermKey *key,
 						  int target_level, int lockmode);
 extern void PermProbeRange(Relation index, int table, uint64 lo, uint64 hi,
 						   uint64 query_key, int max_distance,
-						   PermMatchCallback callback, void *arg);
+						   PermMatchCallback callback, void *arg,
+						   PermPinList *pins);
 extern void PermProbeRanges(Relation index, int table, const uint64 *lo, int n,
 							uint64 low_mask, uint64 query_key, int max_distance,
-							PermMatchCallback callback, void *arg);
+							PermMatchCallback callback, void *arg,
+							PermPinList *pins);
+extern void PermReleasePins(PermPinList *pins);
 
 /* permpage.c */
 extern const PermKey PermMinKey;

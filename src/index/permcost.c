@@ -39,6 +39,7 @@
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
+#include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/selfuncs.h"
 
@@ -57,9 +58,13 @@
 #define ST_DEFINE
 #include "lib/sort_template.h"
 
-/* The smallest constant radius among the index clauses, or -1 */
+/*
+ * The smallest constant radius among the index clauses, or -1.  A clause
+ * fp ~= v (which only a constraint's check can run; permexclude.c) counts
+ * as the design radius.
+ */
 static int
-clause_radius(PlannerInfo *root, IndexPath *path)
+clause_radius(PlannerInfo *root, IndexPath *path, int max_distance)
 {
 	int			radius = -1;
 	ListCell   *lc;
@@ -76,6 +81,14 @@ clause_radius(PlannerInfo *root, IndexPath *path)
 
 			if (!IsA(rinfo->clause, OpExpr))
 				continue;
+			if (get_op_opfamily_strategy(((OpExpr *) rinfo->clause)->opno,
+										 path->indexinfo->opfamily[0]) ==
+				PERM_NEAR_DUP_STRATEGY)
+			{
+				if (radius < 0 || max_distance < radius)
+					radius = max_distance;
+				continue;
+			}
 			arg = estimate_expression_value(root,
 											lsecond(((OpExpr *) rinfo->clause)->args));
 			if (IsA(arg, Const) && !((Const *) arg)->constisnull)
@@ -138,7 +151,7 @@ permcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	layout = &state->layout;
 	PermMetaSnapshot(rel, tables, &ntables);
 
-	radius = clause_radius(root, path);
+	radius = clause_radius(root, path, layout->max_distance);
 	/* a radius not known yet (a parameter): assume the design radius */
 	if (path->indexclauses != NIL && radius < 0)
 		radius = layout->max_distance;

@@ -366,6 +366,7 @@ typedef struct LeafProbe
 	bool		past_hi;		/* the sorted part went beyond the range */
 	bool		skip;			/* a far key fills the rest of the page */
 	uint64		last_key;		/* the last key read from the sorted part */
+	int			reported;		/* entries passed to the callback */
 } LeafProbe;
 
 /*
@@ -389,6 +390,7 @@ probe_leaf(Page page, const PermKey *from, uint64 lo, uint64 hi,
 
 	result->past_hi = false;
 	result->skip = false;
+	result->reported = 0;
 	PermLeafKeysInit(&lk, page);
 
 	/*
@@ -418,6 +420,7 @@ probe_leaf(Page page, const PermKey *from, uint64 lo, uint64 hi,
 		{
 			PermReadLeafEntry(page, i, &e);
 			callback(arg, &e.tid, e.key, d);
+			result->reported++;
 		}
 		else if (key == far_key && i + 1 < nsorted &&
 				 !PermPageIsRightmost(page) &&
@@ -443,8 +446,41 @@ probe_leaf(Page page, const PermKey *from, uint64 lo, uint64 hi,
 		{
 			PermReadLeafEntry(page, i, &e);
 			callback(arg, &e.tid, e.key, d);
+			result->reported++;
 		}
 	}
+}
+
+/*
+ * Keep buf pinned (an extra pin, beyond the one its reader releases) until
+ * PermReleasePins; the leaves of one probe come in order, so a leaf read
+ * twice in a row is pinned once.
+ */
+static void
+keep_pin(PermPinList *pins, Buffer buf)
+{
+	if (pins->n > 0 && pins->bufs[pins->n - 1] == buf)
+		return;
+	if (pins->n == pins->max)
+	{
+		pins->max = Max(8, pins->max * 2);
+		pins->bufs = pins->bufs == NULL ?
+			MemoryContextAlloc(pins->cxt, pins->max * sizeof(Buffer)) :
+			repalloc(pins->bufs, pins->max * sizeof(Buffer));
+	}
+	IncrBufferRefCount(buf);
+	pins->bufs[pins->n++] = buf;
+}
+
+/* Drop the pins keep_pin took */
+void
+PermReleasePins(PermPinList *pins)
+{
+	int			i;
+
+	for (i = 0; i < pins->n; i++)
+		ReleaseBuffer(pins->bufs[i]);
+	pins->n = 0;
 }
 
 /*
@@ -454,7 +490,8 @@ probe_leaf(Page page, const PermKey *from, uint64 lo, uint64 hi,
  * whole under its share lock (its sorted part from the first key in range,
  * then its unsorted tail) and released before the next is locked; matches
  * are reported while the lock is held, so the callback must not do I/O or
- * take locks.  Returns the share-locked leaf where the range ended.
+ * take locks.  Returns the share-locked leaf where the range ended.  With
+ * pins, every leaf that reported an entry stays pinned after it is left.
  *
  * A run of entries with one key that is too far away and continues onto
  * the next page (thousands of rows sharing a fingerprint) is skipped by
@@ -463,7 +500,7 @@ probe_leaf(Page page, const PermKey *from, uint64 lo, uint64 hi,
 static Buffer
 probe_range(Relation index, int table, Buffer buf, uint64 lo, uint64 hi,
 			uint64 query_key, int max_distance,
-			PermMatchCallback callback, void *arg)
+			PermMatchCallback callback, void *arg, PermPinList *pins)
 {
 	PermKey		search;
 	int64		steps = 0;
@@ -481,6 +518,8 @@ probe_range(Relation index, int table, Buffer buf, uint64 lo, uint64 hi,
 
 		probe_leaf(page, &search, lo, hi, query_key, max_distance,
 				   callback, arg, &probe);
+		if (pins != NULL && probe.reported > 0)
+			keep_pin(pins, buf);
 
 		if (probe.skip && probe.last_key < hi)
 		{
@@ -513,10 +552,11 @@ probe_range(Relation index, int table, Buffer buf, uint64 lo, uint64 hi,
 void
 PermProbeRange(Relation index, int table, uint64 lo, uint64 hi,
 			   uint64 query_key, int max_distance,
-			   PermMatchCallback callback, void *arg)
+			   PermMatchCallback callback, void *arg, PermPinList *pins)
 {
 	UnlockReleaseBuffer(probe_range(index, table, InvalidBuffer, lo, hi,
-									query_key, max_distance, callback, arg));
+									query_key, max_distance, callback, arg,
+									pins));
 }
 
 /*
@@ -528,7 +568,7 @@ PermProbeRange(Relation index, int table, uint64 lo, uint64 hi,
 void
 PermProbeRanges(Relation index, int table, const uint64 *lo, int n,
 				uint64 low_mask, uint64 query_key, int max_distance,
-				PermMatchCallback callback, void *arg)
+				PermMatchCallback callback, void *arg, PermPinList *pins)
 {
 	Buffer		buf = InvalidBuffer;
 	int			i;
@@ -548,7 +588,7 @@ PermProbeRanges(Relation index, int table, const uint64 *lo, int n,
 			CHECK_FOR_INTERRUPTS();
 		}
 		buf = probe_range(index, table, buf, lo[i], lo[i] | low_mask,
-						  query_key, max_distance, callback, arg);
+						  query_key, max_distance, callback, arg, pins);
 	}
 	if (BufferIsValid(buf))
 		UnlockReleaseBuffer(buf);

@@ -240,6 +240,7 @@ order_read_ring(IndexScanDesc scan, PermState *state, PermScanOpaque so)
 	ss.nqueries = so->nqueries;
 	ss.callback = collect_found;
 	ss.arg = so;
+	ss.pins = NULL;
 
 	/*
 	 * Rings file only the rows within a bound that should hold about
@@ -280,7 +281,7 @@ order_read_ring(IndexScanDesc scan, PermState *state, PermScanOpaque so)
 
 		ss.table = 0;
 		PermProbeRange(index, 0, 0, PG_UINT64_MAX, so->queries[0].key[0],
-					   bound, PermSearchMatch, &ss);
+					   bound, PermSearchMatch, &ss, NULL);
 		so->passes++;
 		so->complete = bound;
 		return;

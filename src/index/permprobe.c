@@ -130,7 +130,8 @@ PermProbeNeighbours(Relation index, PermSearchState *ss, int prefix_bits,
 				   64 - prefix_bits, flips, exact);
 	Assert(list.n == list.max);
 	PermProbeRanges(index, ss->table, list.lo, list.n, low_mask,
-					q->key[ss->table], q->radius, PermSearchMatch, ss);
+					q->key[ss->table], q->radius, PermSearchMatch, ss,
+					ss->pins);
 	pfree(list.lo);
 }
 
@@ -148,17 +149,26 @@ PermQualsToQueries(IndexScanDesc scan, PermState *state, PermQuery *queries,
 	for (i = 0; i < scan->numberOfKeys; i++)
 	{
 		ScanKey		sk = &scan->keyData[i];
-		SimhashQuery *sq;
 		PermQuery  *q = &queries[first + i];
 
-		/* simhash_within() is strict; a NULL query matches nothing */
+		/* simhash_within() and ~= are strict; NULL matches nothing */
 		if (sk->sk_flags & SK_ISNULL)
 			return false;
-		sq = DatumGetSimhashQuery(sk->sk_argument);
-		q->center = sq->center;
-		q->radius = sq->radius;
+		if (sk->sk_strategy == PERM_NEAR_DUP_STRATEGY)
+		{
+			/* fp ~= v: the constraint's radius (permexclude.c) */
+			q->center = DatumGetUInt64(sk->sk_argument);
+			q->radius = PermConstraintRadius(scan, state);
+		}
+		else
+		{
+			SimhashQuery *sq = DatumGetSimhashQuery(sk->sk_argument);
+
+			q->center = sq->center;
+			q->radius = sq->radius;
+		}
 		for (t = 0; t < state->layout.ntables; t++)
-			q->key[t] = PermPermute(&state->perm[t], sq->center);
+			q->key[t] = PermPermute(&state->perm[t], q->center);
 	}
 	return true;
 }
@@ -169,7 +179,7 @@ PermQualsToQueries(IndexScanDesc scan, PermState *state, PermQuery *queries,
  */
 static void
 search_queries(Relation index, PermQuery *queries, int nqueries,
-			   PermMatchCallback callback, void *arg)
+			   PermMatchCallback callback, void *arg, PermPinList *pins)
 {
 	PermState  *state = PermGetState(index);
 	PermLayout *layout = &state->layout;
@@ -197,6 +207,7 @@ search_queries(Relation index, PermQuery *queries, int nqueries,
 	ss.nqueries = nqueries;
 	ss.callback = callback;
 	ss.arg = arg;
+	ss.pins = pins;
 
 	spread = queries[0].radius <= layout->max_distance ? 0 :
 		PermPrefixFlips(layout->blocks, layout->max_distance, queries[0].radius);
@@ -218,7 +229,7 @@ search_queries(Relation index, PermQuery *queries, int nqueries,
 	{
 		ss.table = 0;
 		PermProbeRange(index, 0, 0, PG_UINT64_MAX, queries[0].key[0],
-					   queries[0].radius, PermSearchMatch, &ss);
+					   queries[0].radius, PermSearchMatch, &ss, pins);
 	}
 	else
 	{
@@ -231,14 +242,15 @@ search_queries(Relation index, PermQuery *queries, int nqueries,
 }
 
 void
-PermSearch(IndexScanDesc scan, PermMatchCallback callback, void *arg)
+PermSearch(IndexScanDesc scan, PermMatchCallback callback, void *arg,
+		   PermPinList *pins)
 {
 	PermQuery  *queries;
 
 	queries = palloc(scan->numberOfKeys * sizeof(PermQuery));
 	if (PermQualsToQueries(scan, PermGetState(scan->indexRelation), queries, 0))
 		search_queries(scan->indexRelation, queries, scan->numberOfKeys,
-					   callback, arg);
+					   callback, arg, pins);
 	pfree(queries);
 }
 
@@ -302,7 +314,7 @@ PermCountWithin(Relation index, const uint64 *centers, int n, int k,
 		for (t = 0; t < state->layout.ntables; t++)
 			q.key[t] = PermPermute(&state->perm[t], centers[i]);
 		found.n = 0;
-		search_queries(index, &q, 1, count_collect, &found);
+		search_queries(index, &q, 1, count_collect, &found, NULL);
 		PermTidListSortUnique(&found);
 		counts[i] = (double) found.n;
 	}

@@ -43,6 +43,14 @@ typedef struct PermScanOpaqueData
 	MemoryContext cxt;			/* holds the match lists, reset on rescan */
 	bool		searched;
 
+	/*
+	 * An exclusion constraint's check (a dirty snapshot): the leaves where
+	 * matches were found stay pinned until rescan or end (README.perm,
+	 * "Exclusion constraints").
+	 */
+	bool		keep_pins;
+	PermPinList pins;
+
 	/* unordered scans: every match, handed out in TID order */
 	PermTidList matches;
 	int64		next;
@@ -84,6 +92,7 @@ typedef struct PermSearchState
 	int			table;			/* table being probed */
 	PermMatchCallback callback;
 	void	   *arg;
+	PermPinList *pins;			/* leaves to keep pinned, or NULL */
 } PermSearchState;
 
 /* Append a TID to a list allocated in cxt */
@@ -104,7 +113,8 @@ PermTidListAdd(PermTidList *list, MemoryContext cxt, ItemPointer tid)
 }
 
 /* permprobe.c */
-extern void PermSearch(IndexScanDesc scan, PermMatchCallback callback, void *arg);
+extern void PermSearch(IndexScanDesc scan, PermMatchCallback callback, void *arg,
+					   PermPinList *pins);
 extern void PermSearchMatch(void *arg, ItemPointer tid, uint64 key, int distance);
 extern void PermProbeNeighbours(Relation index, PermSearchState *ss,
 								int prefix_bits, int flips, bool exact);

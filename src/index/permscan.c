@@ -10,7 +10,8 @@
  * neither quals nor ORDER BY) are read nearest first by permknn.c.
  *
  * Every row is handed out for recheck: the executor applies the quals, and
- * recomputes fp <-> q, on the row's own fingerprint.  The index's keys are
+ * recomputes fp <-> q, on the row's own fingerprint (but for an exclusion
+ * constraint's check; permexclude.c).  The index's keys are
  * exact, so on a sound index the recheck changes nothing; on a damaged one
  * (a bit flipped in a stored key, which no page check can see) it turns a
  * wrong row into a missing one (README.perm, "Damaged indexes").
@@ -64,6 +65,7 @@ permrescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys,
 	if (orderbys && scan->numberOfOrderBys > 0)
 		memmove(scan->orderByData, orderbys,
 				scan->numberOfOrderBys * sizeof(ScanKeyData));
+	PermReleasePins(&so->pins);
 	MemoryContextReset(cxt);
 	memset(so, 0, sizeof(*so));
 	so->cxt = cxt;
@@ -115,9 +117,20 @@ permgettuple(IndexScanDesc scan, ScanDirection dir)
 		 * under an MVCC snapshot (README.perm, "Locking").
 		 */
 		if (!IsMVCCSnapshot(scan->xs_snapshot))
-			elog(ERROR, "simhash_perm index scans require an MVCC snapshot");
+		{
+			/*
+			 * The other exception: an exclusion constraint's check, under
+			 * a dirty snapshot, keeps the leaves of its matches pinned
+			 * until it ends, as nbtree keeps its page (README.perm,
+			 * "Exclusion constraints").
+			 */
+			if (!PermScanIsConstraintCheck(scan))
+				elog(ERROR, "simhash_perm index scans require an MVCC snapshot");
+			so->keep_pins = true;
+			so->pins.cxt = so->cxt;
+		}
 
-		PermSearch(scan, collect_tid, so);
+		PermSearch(scan, collect_tid, so, so->keep_pins ? &so->pins : NULL);
 		pgstat_count_index_scan(scan->indexRelation);
 
 		/* a row matching in several tables is returned once */
@@ -128,8 +141,13 @@ permgettuple(IndexScanDesc scan, ScanDirection dir)
 	if (so->next < so->matches.n)
 	{
 		scan->xs_heaptid = so->matches.tids[so->next++];
-		/* the executor checks the row's own fingerprint (README.perm) */
-		scan->xs_recheck = true;
+
+		/*
+		 * The executor checks the row's own fingerprint (README.perm),
+		 * except in a constraint's check: ~= has no radius of its own, so
+		 * the index's distance is the answer.
+		 */
+		scan->xs_recheck = !so->keep_pins;
 		return true;
 	}
 	return false;
@@ -173,14 +191,15 @@ permgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 		ss.table = 0;
 		ss.callback = add_to_bitmap;
 		ss.arg = &bs;
+		ss.pins = NULL;
 		PermProbeRange(scan->indexRelation, 0, 0, PG_UINT64_MAX, 0,
-					   PERM_MAX_HAMMING, PermSearchMatch, &ss);
+					   PERM_MAX_HAMMING, PermSearchMatch, &ss, NULL);
 		PermKnnReadNullRows(scan, so);
 		tbm_add_tuples(tbm, so->nulls.tids, (int) so->nulls.n, true);
 		bs.ntids += so->nulls.n;
 	}
 	else
-		PermSearch(scan, add_to_bitmap, &bs);
+		PermSearch(scan, add_to_bitmap, &bs, NULL);
 	pgstat_count_index_scan(scan->indexRelation);
 	return bs.ntids;
 }
@@ -191,6 +210,7 @@ permendscan(IndexScanDesc scan)
 {
 	PermScanOpaque so = (PermScanOpaque) scan->opaque;
 
+	PermReleasePins(&so->pins);
 	MemoryContextDelete(so->cxt);
 	pfree(so);
 }

@@ -4,10 +4,14 @@
  *		simhash_perm: VACUUM (ambulkdelete, amvacuumcleanup).
  *
  * Bulk delete reads every page in physical order and compacts the leaves
- * that hold dead entries, one generic WAL record per changed page.  An
- * exclusive lock is enough: scans never keep a position inside a page (see
- * README.perm, "Locking").  Pages are not deleted; the room freed in a leaf is reused by
- * later inserts into its key range.
+ * that hold dead entries, one generic WAL record per changed page.  Scans
+ * never keep a position inside a page (README.perm, "Locking"), but an
+ * exclusion constraint's check keeps the leaves of its matches pinned
+ * while the executor reads their rows under a dirty snapshot; so bulk
+ * delete takes a cleanup lock on every page, as nbtree does, and cannot
+ * finish, nor the heap reuse a TID it removes, while such a check runs
+ * ("Exclusion constraints").  Pages are not deleted; the room freed in a
+ * leaf is reused by later inserts into its key range.
  *
  * A leaf that splits while VACUUM runs moves entries to a new page at the
  * end of the relation, possibly entries VACUUM has not looked at yet, so
@@ -110,7 +114,10 @@ vacuum_scan(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			SimhashVacuumDelayPoint();
 			buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL,
 									 info->strategy);
-			LockBuffer(buf, callback ? BUFFER_LOCK_EXCLUSIVE : BUFFER_LOCK_SHARE);
+			if (callback)
+				LockBufferForCleanup(buf);
+			else
+				LockBuffer(buf, BUFFER_LOCK_SHARE);
 			page = BufferGetPage(buf);
 
 			/*

@@ -7,7 +7,9 @@
  * strategy 1, "<indexed type> <@ simhash_query" returning boolean, where the
  * indexed type is a 64-bit fingerprint (simhash or bigint), required; and
  * strategy 2, the ordering operator "<indexed type> <-> <fingerprint>"
- * returning int4 and sorted by an int4 btree family (added in 1.3).
+ * returning int4 and sorted by an int4 btree family (added in 1.3); and
+ * strategy 3, the exclusion operator "<indexed type> ~= <indexed type>"
+ * returning boolean (added in 1.5; permexclude.c).
  *
  * IDENTIFICATION
  *	  src/index/permvalidate.c
@@ -115,6 +117,24 @@ permvalidate(Oid opclassoid)
 				ereport(INFO,
 						(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
 						 errmsg("simhash_perm operator family \"%s\" has distance operator %s with wrong signature or purpose",
+								opfamilyname, format_operator(op->amopopr))));
+				result = false;
+			}
+			continue;
+		}
+		if (op->amopstrategy == PERM_NEAR_DUP_STRATEGY)
+		{
+			/* fp ~= fp: both sides the indexed type, a search operator */
+			if (op->amoppurpose != AMOP_SEARCH ||
+				op->amoplefttype != op->amoprighttype ||
+				!check_amop_signature(op->amopopr, BOOLOID, op->amoplefttype,
+									  op->amoprighttype) ||
+				get_typlen(op->amoplefttype) != sizeof(int64) ||
+				!get_typbyval(op->amoplefttype))
+			{
+				ereport(INFO,
+						(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+						 errmsg("simhash_perm operator family \"%s\" has exclusion operator %s with wrong signature or purpose",
 								opfamilyname, format_operator(op->amopopr))));
 				result = false;
 			}

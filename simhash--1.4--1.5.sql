@@ -1,0 +1,33 @@
+/* simhash 1.4 -> 1.5: near-duplicate exclusion constraints on simhash_perm */
+
+\echo Use "ALTER EXTENSION simhash UPDATE TO '1.5'" to load this file. \quit
+
+-- fp ~= v: "within the max_distance of the constraint's index", the
+-- operator of
+--   EXCLUDE USING simhash_perm (fp WITH ~=) WITH (max_distance = 3)
+-- An exclusion operator takes two fingerprints and no radius, so the radius
+-- is the index's (src/index/permexclude.c); only the index can evaluate it,
+-- and the function raises an error that points to hamming_near() when a
+-- query uses the operator.  IMMUTABLE and STRICT as the check requires
+-- (NULL fingerprints never conflict).
+CREATE FUNCTION simhash_near_duplicate(simhash64, simhash64) RETURNS pg_catalog.bool
+	AS 'MODULE_PATHNAME', 'simhash_near_duplicate'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_near_duplicate(pg_catalog.int8, pg_catalog.int8) RETURNS pg_catalog.bool
+	AS 'MODULE_PATHNAME', 'simhash_near_duplicate'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE OPERATOR ~= (
+	LEFTARG = simhash64, RIGHTARG = simhash64,
+	FUNCTION = simhash_near_duplicate, COMMUTATOR = OPERATOR(~=),
+	RESTRICT = pg_catalog.contsel, JOIN = pg_catalog.contjoinsel);
+CREATE OPERATOR ~= (
+	LEFTARG = pg_catalog.int8, RIGHTARG = pg_catalog.int8,
+	FUNCTION = simhash_near_duplicate, COMMUTATOR = OPERATOR(~=),
+	RESTRICT = pg_catalog.contsel, JOIN = pg_catalog.contjoinsel);
+
+-- Strategy 3 of simhash_perm: the exclusion operator.
+ALTER OPERATOR FAMILY simhash_perm_ops USING simhash_perm ADD
+	OPERATOR 3 ~= (simhash64, simhash64);
+ALTER OPERATOR FAMILY simhash_perm_bigint_ops USING simhash_perm ADD
+	OPERATOR 3 ~= (pg_catalog.int8, pg_catalog.int8);

@@ -1,0 +1,119 @@
+/*-------------------------------------------------------------------------
+ *
+ * permexclude.c
+ *		simhash_perm: exclusion constraints, a table free of near-duplicates.
+ *
+ *	  ALTER TABLE docs ADD CONSTRAINT docs_no_near_copies
+ *		  EXCLUDE USING simhash_perm (fp WITH ~=) WITH (max_distance = 3);
+ *
+ * refuses a row whose fingerprint lies within 3 bits of a stored row's, and
+ * INSERT ... ON CONFLICT DO NOTHING skips it.  PostgreSQL runs the check:
+ * after inserting the new row's index entries it scans the index with the
+ * exclusion operator and the new row's value under a dirty snapshot, which
+ * sees in-progress rows too, and waits for their transactions; the index
+ * only has to find every entry within the radius, committed or not.
+ *
+ * Where the radius lives.  An exclusion operator takes two values of the
+ * indexed type and nothing else, and the constraint stores only which
+ * operator; so "within r" cannot be an argument, and a session setting
+ * (as pg_trgm's similarity threshold) would let two sessions enforce two
+ * rules.  The radius is the index's design radius, max_distance, which the
+ * build freezes in the metapage: a part of the constraint's definition
+ * (pg_get_constraintdef and pg_dump print it), the same for every session,
+ * and the radius the index answers with the fewest probes.  Changing the
+ * reloption with ALTER INDEX ... SET takes effect at REINDEX, which checks
+ * the constraint again.  So ~= means "within the index's max_distance",
+ * which only the index knows: outside a constraint's check (a query's
+ * WHERE fp ~= v, by index or sequentially) it raises an error that points
+ * to hamming_near(), and the scan that serves a check hands rows out
+ * without recheck (the index's distance on the exact stored key is the
+ * answer).  Other designs weighed are in README.perm, "Exclusion
+ * constraints".
+ *
+ * IDENTIFICATION
+ *	  src/index/permexclude.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/relscan.h"
+#include "fmgr.h"
+#include "utils/builtins.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "perm.h"
+
+PG_FUNCTION_INFO_V1(simhash_near_duplicate);
+
+/* The error of ~= used anywhere but in a constraint's check */
+void
+PermNearDupOutsideConstraint(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("operator ~= is evaluated only by a simhash_perm exclusion constraint"),
+			 errdetail("Its radius is the max_distance of the constraint's index, which only the index knows."),
+			 errhint("To compare fingerprints in a query, use hamming_near(a, b, k) or hamming_distance(a, b).")));
+}
+
+/*
+ * The function of operator ~= (simhash64 and bigint): only ever called
+ * outside a constraint's check, since the check's index scan sets no
+ * recheck.
+ */
+Datum
+simhash_near_duplicate(PG_FUNCTION_ARGS)
+{
+	PermNearDupOutsideConstraint();
+	PG_RETURN_BOOL(false);		/* not reached */
+}
+
+/*
+ * Is this scan an exclusion constraint's check?  PostgreSQL runs those
+ * (check_exclusion_or_unique_constraint) with one key per index column,
+ * the constraint's operator, under a dirty snapshot; nothing else scans
+ * with ~= under a dirty snapshot.
+ */
+bool
+PermScanIsConstraintCheck(IndexScanDesc scan)
+{
+	return scan->xs_snapshot->snapshot_type == SNAPSHOT_DIRTY &&
+		scan->numberOfKeys == 1 && scan->numberOfOrderBys == 0 &&
+		scan->keyData[0].sk_strategy == PERM_NEAR_DUP_STRATEGY;
+}
+
+/*
+ * The radius of a constraint's check: the design radius the build recorded
+ * in the metapage.  Only a check asks (under a dirty snapshot); the
+ * operator has no radius of its own to answer a query with.
+ *
+ * ALTER INDEX ... SET (max_distance = n) changes the reloption, which
+ * pg_get_constraintdef and pg_dump print, but not the metapage, which only
+ * a build writes.  Enforcing the old radius while the definition shows the
+ * new one would let a dump fail to restore (or a near-copy in), so the
+ * check refuses until REINDEX builds the index with the new radius and
+ * checks every row against it.
+ */
+int
+PermConstraintRadius(IndexScanDesc scan, PermState *state)
+{
+	int			max_distance,
+				blocks;
+
+	if (IsMVCCSnapshot(scan->xs_snapshot))
+		PermNearDupOutsideConstraint();
+	PermLayoutOptions(scan->indexRelation, &max_distance, &blocks);
+	if (max_distance != state->layout.max_distance)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("index \"%s\" was built for max_distance = %d, but its definition now says %d",
+						RelationGetRelationName(scan->indexRelation),
+						state->layout.max_distance, max_distance),
+				 errdetail("The exclusion constraint it serves enforces the radius the index was built with."),
+				 errhint("REINDEX INDEX %s checks every row against the new radius and enforces it; ALTER INDEX ... SET (max_distance = %d) restores the old one.",
+						 quote_identifier(RelationGetRelationName(scan->indexRelation)),
+						 state->layout.max_distance)));
+	return state->layout.max_distance;
+}
