@@ -10,6 +10,8 @@ simhash_clusters(), each pair's exact Jaccard similarity of word 3-shingles
 is computed with simhash_jaccard() (J below), and the largest groups are
 printed: each group is a text together with every text within distance k
 of it, chosen greedily, largest first, so that no text is shown twice.
+Last, the crawler's ingest: the texts go in batches into a table with a
+near-duplicate exclusion constraint, which keeps one of each group.
 """
 import argparse
 import csv
@@ -115,6 +117,41 @@ def main():
         if len(members) > 12:
             print(f"   ... and {len(members) - 12} more")
         shown.update(m for _, m in members)
+
+    crawler(k)
+
+
+def crawler(k):
+    """The crawler's ingest: the texts arrive in batches, and a table with a
+    near-duplicate exclusion constraint keeps one of each group of copies;
+    INSERT ... ON CONFLICT DO NOTHING skips the rest, and a second query
+    names the stored text each skipped one repeats."""
+    batches = 8
+    print(f"\n== a crawler's ingest: {batches} batches into a table that refuses near-copies "
+          f"(EXCLUDE USING simhash_perm (fp WITH ~=), max_distance {k})")
+    psql(f"CREATE TABLE kept (id int PRIMARY KEY, package text, body text, fp simhash64, "
+         f"CONSTRAINT kept_no_near_copies EXCLUDE USING simhash_perm (fp WITH ~=) "
+         f"WITH (max_distance = {k}))")
+    t0 = time.time()
+    stored = skipped = 0
+    for b in range(batches):
+        s, n = psql(f"WITH batch AS (SELECT * FROM texts WHERE id % {batches} = {b}), "
+                    f"ins AS (INSERT INTO kept SELECT id, package, body, fp FROM batch ORDER BY id "
+                    f"ON CONFLICT DO NOTHING RETURNING id) "
+                    f"SELECT (SELECT count(*) FROM ins), (SELECT count(*) FROM batch)")[0]
+        stored += int(s)
+        skipped += int(n) - int(s)
+    print(f"   {stored} texts stored, {skipped} skipped as near-copies: {time.time() - t0:.2f} s")
+    pairs = psql(f"SELECT count(*) FROM simhash_pairs('kept', 'id', 'fp', {k}) AS p(a int, b int, d int)")[0][0]
+    print(f"   pairs within {k} among the stored texts (simhash_pairs): {pairs}")
+    print("   some skipped texts, each with the stored text it repeats:")
+    for pkg, kept_pkg, d in psql(
+            f"SELECT t.package, m.package, m.d FROM texts t "
+            f"CROSS JOIN LATERAL (SELECT package, fp <-> t.fp AS d FROM kept "
+            f"WHERE hamming_near(fp, t.fp, {k}) ORDER BY d, id LIMIT 1) m "
+            f"WHERE NOT EXISTS (SELECT 1 FROM kept WHERE kept.id = t.id) "
+            f"ORDER BY t.package LIMIT 6"):
+        print(f"   {pkg:40s} d={d}  stored: {kept_pkg}")
 
 
 if __name__ == "__main__":

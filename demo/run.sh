@@ -7,7 +7,8 @@
 # and installs the extension, starts a throwaway PostgreSQL cluster in a
 # temporary directory, loads apt's ~64,000 English package descriptions,
 # fingerprints them with simhash(), finds every pair within Hamming distance
-# 3, and prints the largest groups of near-duplicates.  The cluster is
+# 3, prints the largest groups of near-duplicates, and ingests them as a
+# crawler would, into a table that refuses near-copies.  The cluster is
 # stopped and deleted at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."

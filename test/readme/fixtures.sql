@@ -68,3 +68,16 @@ CREATE TABLE docs (id bigint, fp simhash);
 INSERT INTO docs SELECT g, ('x' || lpad(to_hex(g * 2654435761), 16, '0'))::bit(64)::bigint::simhash
   FROM generate_series(1, 1000) g;
 CREATE INDEX docs_fp_idx ON docs USING simhash_perm (fp);
+
+-- fixture: crawl_batch
+-- a crawler's batch: 400 new pages, and near-copies of every tenth of them
+-- (a word added) later in the same batch
+CREATE TABLE batch (n int, url text, body text);
+INSERT INTO batch
+SELECT g, 'https://example.org/' || g,
+       'page ' || g || ' of the crawl, on topic ' || g % 97 || ' in section ' || g % 13
+  FROM generate_series(1, 400) g;
+INSERT INTO batch
+SELECT 1000 + g, 'https://example.org/copy/' || g,
+       'page ' || g || ' of the crawl, on topic ' || g % 97 || ' in section ' || g % 13 || ' today'
+  FROM generate_series(1, 400, 10) g;

@@ -1,7 +1,8 @@
 # Fingerprints survive pg_dump and restore into another cluster, in text and
 # custom formats, and the restored values and btree index answer the same.
 # simhash_perm indexes come back too, with options altered after their build
-# (ALTER INDEX ... SET), and answer as a sequential scan does.
+# (ALTER INDEX ... SET), and answer as a sequential scan does; and a
+# near-duplicate exclusion constraint, with its radius, enforced after.
 use strict;
 use warnings FATAL => 'all';
 use PostgreSQL::Test::Cluster;
@@ -25,7 +26,15 @@ $src->safe_psql('postgres', q{
 	ALTER INDEX docs_perm SET (blocks = 5);
 	CREATE INDEX docs_perm_big ON docs USING simhash_perm (fp_big) WITH (max_distance = 2, blocks = 4);
 	ALTER INDEX docs_perm_big RESET (blocks);
+	-- a table under a near-duplicate constraint of radius 2
+	CREATE TABLE kept (id int, fp simhash64,
+	  CONSTRAINT kept_no_near_copies EXCLUDE USING simhash_perm (fp WITH ~=) WITH (max_distance = 2));
+	INSERT INTO kept SELECT id, fp FROM docs ORDER BY id ON CONFLICT DO NOTHING;
 });
+my $kept_sql = q{SELECT count(*), md5(string_agg(id || ':' || coalesce(fp::text, '-'), ',' ORDER BY id)),
+	pg_get_constraintdef((SELECT oid FROM pg_constraint WHERE conname = 'kept_no_near_copies'))
+	FROM kept};
+my $kept = $src->safe_psql('postgres', $kept_sql);
 my $summary_sql = q{
 	SELECT count(*), count(fp), md5(string_agg(id || ':' || coalesce(fp::text, '-'), ',' ORDER BY id)),
 	       sum(hamming_distance(fp, '0000000000000000')),
@@ -79,6 +88,17 @@ for my $format ('p', 'c')
 	is( $dst->safe_psql($db, "SET enable_seqscan = off; $near_sql"),
 		$dst->safe_psql($db, "SET enable_indexscan = off; SET enable_bitmapscan = off; $near_sql"),
 		"format $format: restored simhash_perm indexes agree with a sequential scan");
+	# the near-duplicate constraint comes back with its radius, and enforces it
+	is($dst->safe_psql($db, $kept_sql), $kept,
+		"format $format: the constrained table and its constraint's definition restored");
+	my ($ret, $out, $err) = $dst->psql($db,
+		q{INSERT INTO kept SELECT -1, (fp::bigint # 3)::simhash64 FROM kept WHERE fp IS NOT NULL LIMIT 1});
+	like($err, qr/conflicting key value violates exclusion constraint "kept_no_near_copies"/,
+		"format $format: a row 2 bits from a stored one is refused after restore");
+	is($dst->safe_psql($db,
+		q{INSERT INTO kept SELECT -2, (~fp::bigint)::simhash64 FROM kept WHERE fp IS NOT NULL LIMIT 1
+		  ON CONFLICT DO NOTHING RETURNING id}),
+		'-2', "format $format: a row far from every stored one is stored");
 }
 
 $src->stop;
