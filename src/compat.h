@@ -57,4 +57,78 @@
 #define SimhashVacuumDelayPoint()	vacuum_delay_point()
 #endif
 
+/*
+ * 17 added read streams (storage/read_stream.h): a pass over blocks in a
+ * known order is read ahead and combined into larger reads, and VACUUM of
+ * nbtree, GiST and SP-GiST reads its pages so.  SimhashBlockRange reads
+ * blocks [from, end) of a relation's main fork, in order, pinned, through a
+ * read stream on 17 and later, one ReadBufferExtended() a block before.
+ */
+#include "storage/bufmgr.h"
+#include "utils/relcache.h"
+#if PG_VERSION_NUM >= 170000
+#include "storage/read_stream.h"
+#endif
+
+typedef struct SimhashBlockRange
+{
+	Relation	rel;
+	BufferAccessStrategy strategy;
+	BlockNumber next;			/* the next block to hand out (or to queue) */
+	BlockNumber end;
+#if PG_VERSION_NUM >= 170000
+	ReadStream *stream;
+#endif
+} SimhashBlockRange;
+
+#if PG_VERSION_NUM >= 170000
+static inline BlockNumber
+simhash_block_range_next(ReadStream *stream, void *arg, void *per_buffer_data)
+{
+	SimhashBlockRange *range = (SimhashBlockRange *) arg;
+
+	return range->next < range->end ? range->next++ : InvalidBlockNumber;
+}
+#endif
+
+static inline void
+SimhashBlockRangeBegin(SimhashBlockRange *range, Relation rel,
+					   BufferAccessStrategy strategy, BlockNumber from,
+					   BlockNumber end)
+{
+	range->rel = rel;
+	range->strategy = strategy;
+	range->next = from;
+	range->end = end;
+#if PG_VERSION_NUM >= 170000
+	range->stream = read_stream_begin_relation(READ_STREAM_MAINTENANCE |
+											   READ_STREAM_FULL,
+											   strategy, rel, MAIN_FORKNUM,
+											   simhash_block_range_next,
+											   range, 0);
+#endif
+}
+
+/* The next block, pinned and not locked; InvalidBuffer after the last */
+static inline Buffer
+SimhashBlockRangeNext(SimhashBlockRange *range)
+{
+#if PG_VERSION_NUM >= 170000
+	return read_stream_next_buffer(range->stream, NULL);
+#else
+	if (range->next >= range->end)
+		return InvalidBuffer;
+	return ReadBufferExtended(range->rel, MAIN_FORKNUM, range->next++,
+							  RBM_NORMAL, range->strategy);
+#endif
+}
+
+static inline void
+SimhashBlockRangeEnd(SimhashBlockRange *range)
+{
+#if PG_VERSION_NUM >= 170000
+	read_stream_end(range->stream);
+#endif
+}
+
 #endif							/* SIMHASH_COMPAT_H */

@@ -90,6 +90,7 @@ vacuum_scan(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	Relation	index = info->index;
 	BlockNumber blkno = PERM_METAPAGE_BLKNO + 1;
 	BlockNumber nblocks;
+	SimhashBlockRange range;
 
 	stats->num_index_tuples = 0;
 	for (;;)
@@ -106,14 +107,20 @@ vacuum_scan(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			UnlockRelationForExtension(index, ExclusiveLock);
 		if (blkno >= nblocks)
 			break;
+
+		/*
+		 * The pages up to that length, in order: on 17 and later through a
+		 * read stream, which reads ahead (src/compat.h)
+		 */
+		SimhashBlockRangeBegin(&range, index, info->strategy, blkno, nblocks);
 		for (; blkno < nblocks; blkno++)
 		{
 			Buffer		buf;
 			Page		page;
 
 			SimhashVacuumDelayPoint();
-			buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL,
-									 info->strategy);
+			buf = SimhashBlockRangeNext(&range);
+			Assert(BufferIsValid(buf) && BufferGetBlockNumber(buf) == blkno);
 			if (callback)
 				LockBufferForCleanup(buf);
 			else
@@ -140,6 +147,8 @@ vacuum_scan(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			}
 			UnlockReleaseBuffer(buf);
 		}
+		Assert(!BufferIsValid(SimhashBlockRangeNext(&range)));
+		SimhashBlockRangeEnd(&range);
 	}
 	stats->num_pages = nblocks;
 	stats->estimated_count = false;
