@@ -39,6 +39,7 @@ OBJS = \
 	src/pairs/pairs.o \
 	src/pairs/pairssearch.o \
 	src/pairs/pairsparallel.o \
+	src/pairs/pairsquery.o \
 	src/planner/planner.o \
 	src/module.o
 

@@ -31,3 +31,29 @@ ALTER OPERATOR FAMILY simhash_perm_ops USING simhash_perm ADD
 	OPERATOR 3 ~= (simhash64, simhash64);
 ALTER OPERATOR FAMILY simhash_perm_bigint_ops USING simhash_perm ADD
 	OPERATOR 3 ~= (pg_catalog.int8, pg_catalog.int8);
+
+--
+-- Deduplicating the rows of a query: simhash_pairs() and simhash_clusters()
+-- over whatever a SELECT returns as (key, fingerprint): a filtered table,
+-- a join, rows from several sources.  (The relation forms read partitioned
+-- tables, foreign tables, views and tables with row-level security through
+-- the executor too, from 1.5.)
+--   SELECT * FROM simhash_pairs_query('SELECT id, fp FROM docs WHERE lang = ''en''', 3)
+--     AS p(a bigint, b bigint, distance integer);
+-- VOLATILE: the query may call anything.  PARALLEL RESTRICTED: they sort
+-- into temporary files and run the query themselves.
+--
+CREATE FUNCTION simhash_pairs_query(query pg_catalog.text,
+									k pg_catalog.int4 DEFAULT 3,
+									progress pg_catalog.bool DEFAULT false)
+	RETURNS SETOF record
+	AS 'MODULE_PATHNAME', 'simhash_pairs_query'
+	LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
+CREATE FUNCTION simhash_clusters_query(query pg_catalog.text,
+									   k pg_catalog.int4 DEFAULT 3,
+									   singletons pg_catalog.bool DEFAULT false,
+									   progress pg_catalog.bool DEFAULT false)
+	RETURNS SETOF record
+	AS 'MODULE_PATHNAME', 'simhash_clusters_query'
+	LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;

@@ -256,6 +256,7 @@ SELECT * FROM simhash_pairs('d', 'id', 'fp', -1) AS p(a bigint, b bigint, distan
 SELECT * FROM simhash_pairs('d', 'id', 'fp', 3) AS p(a text, b text, distance int);
 SELECT * FROM simhash_pairs('d', 'id', 'fp', 3);
 SELECT * FROM simhash_clusters('d', 'id', 'fp', 3) AS c(id bigint);
+-- (a view is read through the executor since 1.5: test pairs_sources)
 CREATE VIEW dv AS SELECT * FROM d;
 SELECT * FROM simhash_pairs('dv', 'id', 'fp', 3) AS p(a bigint, b bigint, distance int);
 SELECT * FROM simhash_pairs('d', 'id', 'fp', NULL) AS p(a bigint, b bigint, distance int);

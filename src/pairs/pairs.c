@@ -28,13 +28,21 @@
  * so a pair found needs no second read of its rows.  Large tables are
  * searched by parallel workers too, a table each at a time.
  *
- * Files: this one holds the SQL functions, the checks of their arguments
- * and the results (keys, union-find), which it hands to the search as its
- * sink (PairsSink): emit_pair for simhash_pairs, uf_union for
- * simhash_clusters.  pairsparallel.c runs the search in parallel workers;
- * pairssearch.c reads the rows and searches one permuted table, handing
- * each pair it finds to the sink.  pairs.h is what they share; calls run
- * down that list.
+ * Where the rows come from.  A plain table or materialized view is read
+ * from its heap, records carrying TIDs (or integer keys), by parallel
+ * workers where it is large.  Every other source is read through the
+ * executor by pairsquery.c: a partitioned table, a foreign table, a view,
+ * a table with row-level security, a table an extension keeps elsewhere
+ * (Citus), and the query of simhash_pairs_query / simhash_clusters_query.
+ *
+ * Files: this one holds the SQL functions, the checks of their arguments,
+ * where a relation's rows are read (rows_through_executor), and the
+ * results (keys, union-find), which it hands to the search as its sink
+ * (PairsSink): emit_pair for simhash_pairs, uf_union for simhash_clusters.
+ * pairsparallel.c runs the search in parallel workers; pairsquery.c reads
+ * rows through the executor; pairssearch.c reads a heap's rows and searches
+ * one permuted table, handing each pair it finds to the sink.  pairs.h is
+ * what they share; calls run down that list.
  *
  * Clusters are the connected components of the pairs, kept in a union-find
  * over the rows that have a near-duplicate.  Identical fingerprints are
@@ -51,6 +59,8 @@
 
 PG_FUNCTION_INFO_V1(simhash_pairs);
 PG_FUNCTION_INFO_V1(simhash_clusters);
+PG_FUNCTION_INFO_V1(simhash_pairs_query);
+PG_FUNCTION_INFO_V1(simhash_clusters_query);
 
 /*
  * Checks of the arguments and the table
@@ -71,26 +81,55 @@ column_of(Relation rel, Name column, const char *role)
 }
 
 /*
- * Is typid our fingerprint type?  Known by its input function, not by its
- * name: the type is simhash64 since 1.4 and was simhash before, and this
- * library serves databases at either version.
+ * Where a relation's rows are read: from its heap (the fast path, with
+ * TIDs and parallel workers) when it is a plain table or materialized view
+ * whose rows are all there and all the caller's to see; through the
+ * executor otherwise (pairsquery.c): a partitioned table (every
+ * partition), a foreign table (a shard on another server), a view, a table
+ * with row-level security (the caller's policies apply), and a table whose
+ * rows an extension keeps on other servers (a Citus distributed table).
  */
 static bool
-is_simhash_type(Oid typid)
+rows_through_executor(Relation rel)
 {
-	HeapTuple	tup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(typid));
-	bool		result;
-	Form_pg_type typ;
-	char	   *input;
+	switch (rel->rd_rel->relkind)
+	{
+		case RELKIND_RELATION:
+		case RELKIND_MATVIEW:
+			if (check_enable_rls(RelationGetRelid(rel), InvalidOid, false) == RLS_ENABLED)
+				return true;
+			return pairs_rows_elsewhere(rel);
+		case RELKIND_PARTITIONED_TABLE:
+		case RELKIND_FOREIGN_TABLE:
+		case RELKIND_VIEW:
+			return true;
+		default:
+			ereport(ERROR,
+					(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+					 errmsg("\"%s\" is not a table, view, materialized view or foreign table",
+							RelationGetRelationName(rel)),
+					 errhint("For a query, use simhash_pairs_query() or simhash_clusters_query().")));
+	}
+	return false;				/* not reached */
+}
 
-	if (!HeapTupleIsValid(tup))
-		return false;
-	typ = (Form_pg_type) GETSTRUCT(tup);
-	input = get_func_name(typ->typinput);
-	result = input != NULL && strcmp(input, "simhash_in") == 0 &&
-		typ->typlen == sizeof(int64) && typ->typbyval;
-	ReleaseSysCache(tup);
-	return result;
+static void
+check_k(int k)
+{
+	if (k < 0 || k > PAIRS_MAX_K)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("k must be between 0 and %d, not %d", PAIRS_MAX_K, k)));
+}
+
+/* What every source sets up alike */
+static void
+start_search(PairsState *ps, int k)
+{
+	ps->search.k = k;
+	ps->src.snapshot = GetActiveSnapshot();
+	ps->search.work_bytes = (int64) work_mem * 1024;
+	INSTR_TIME_SET_CURRENT(ps->search.start);
 }
 
 static void
@@ -100,43 +139,38 @@ open_source(PairsState *ps, Oid relid, Name key, Name fp, int k)
 	AclResult	aclresult;
 	TypeCacheEntry *tce;
 
-	if (k < 0 || k > PAIRS_MAX_K)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("k must be between 0 and %d, not %d", PAIRS_MAX_K, k)));
-
-	ps->src.rel = try_table_open(relid, AccessShareLock);
+	check_k(k);
+	ps->src.rel = try_relation_open(relid, AccessShareLock);
 	if (ps->src.rel == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("relation with OID %u does not exist", relid)));
-	if (ps->src.rel->rd_rel->relkind != RELKIND_RELATION &&
-		ps->src.rel->rd_rel->relkind != RELKIND_MATVIEW)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not a table or materialized view",
-						RelationGetRelationName(ps->src.rel)),
-				 errhint("For a partitioned table, a view or a query, call the function on each partition or on a table made from the query.")));
+	ps->src.name = psprintf("\"%s\"", RelationGetRelationName(ps->src.rel));
 	aclresult = pg_class_aclcheck(relid, GetUserId(), ACL_SELECT);
 	if (aclresult != ACLCHECK_OK)
-		aclcheck_error(aclresult, OBJECT_TABLE, RelationGetRelationName(ps->src.rel));
-	if (check_enable_rls(relid, InvalidOid, false) == RLS_ENABLED)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("\"%s\" has row-level security, which this function cannot apply",
-						RelationGetRelationName(ps->src.rel))));
+		aclcheck_error(aclresult, get_relkind_objtype(ps->src.rel->rd_rel->relkind),
+					   RelationGetRelationName(ps->src.rel));
 
 	ps->src.keyatt = column_of(ps->src.rel, key, "key");
 	ps->src.fpatt = column_of(ps->src.rel, fp, "fingerprint");
-	ps->src.keytype = TupleDescAttr(RelationGetDescr(ps->src.rel), ps->src.keyatt - 1)->atttypid;
-	ps->src.keycollation = TupleDescAttr(RelationGetDescr(ps->src.rel), ps->src.keyatt - 1)->attcollation;
 	fptype = TupleDescAttr(RelationGetDescr(ps->src.rel), ps->src.fpatt - 1)->atttypid;
-	if (fptype != INT8OID && !is_simhash_type(fptype))
+	if (fptype != INT8OID && !simhash_is_fingerprint_type(fptype))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("column \"%s\" is of type %s, not simhash64 or bigint",
 						NameStr(*fp), format_type_be(fptype))));
+	start_search(ps, k);
 
+	if (rows_through_executor(ps->src.rel))
+	{
+		/* "SELECT key, fp FROM relation", under the statement's snapshot */
+		pairs_query_open(ps, pairs_relation_query(ps->src.rel, ps->src.keyatt,
+												  ps->src.fpatt));
+		return;
+	}
+
+	ps->src.keytype = TupleDescAttr(RelationGetDescr(ps->src.rel), ps->src.keyatt - 1)->atttypid;
+	ps->src.keycollation = TupleDescAttr(RelationGetDescr(ps->src.rel), ps->src.keyatt - 1)->attcollation;
 	tce = lookup_type_cache(ps->src.keytype, TYPECACHE_CMP_PROC_FINFO);
 	if (!OidIsValid(tce->cmp_proc_finfo.fn_oid))
 		ereport(ERROR,
@@ -147,11 +181,29 @@ open_source(PairsState *ps, Oid relid, Name key, Name fp, int k)
 
 	ps->src.inline_keys = !ps->search.clusters &&
 		(ps->src.keytype == INT8OID || ps->src.keytype == INT4OID || ps->src.keytype == INT2OID);
-	ps->search.k = k;
-	ps->src.snapshot = GetActiveSnapshot();
 	ps->src.slot = table_slot_create(ps->src.rel, NULL);
-	ps->search.work_bytes = (int64) work_mem * 1024;
-	INSTR_TIME_SET_CURRENT(ps->search.start);
+}
+
+/* The rows of the caller's query (the _query functions) */
+static void
+open_query_source(PairsState *ps, text *query, int k)
+{
+	check_k(k);
+	ps->src.name = "the query";
+	start_search(ps, k);
+	pairs_query_open(ps, text_to_cstring(query));
+}
+
+/* Close what open_source or open_query_source opened */
+static void
+close_source(PairsState *ps)
+{
+	if (ps->src.spool)
+		BufFileClose(ps->src.spool);
+	if (ps->src.slot)
+		ExecDropSingleTupleTableSlot(ps->src.slot);
+	if (ps->src.rel)
+		relation_close(ps->src.rel, AccessShareLock);
 }
 
 /*
@@ -192,8 +244,11 @@ pairs_fetch_key(PairsState *ps, ItemPointer tid)
 {
 	bool		isnull;
 	Datum		d;
-	Form_pg_attribute att = TupleDescAttr(RelationGetDescr(ps->src.rel), ps->src.keyatt - 1);
+	Form_pg_attribute att;
 
+	if (ps->src.via_query)
+		return pairs_query_key(ps, tid);
+	att = TupleDescAttr(RelationGetDescr(ps->src.rel), ps->src.keyatt - 1);
 	if (!table_tuple_fetch_row_version(ps->src.rel, tid, ps->src.snapshot, ps->src.slot))
 		elog(ERROR, "row (%u,%u) of \"%s\" vanished during the search",
 			 ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid),
@@ -223,7 +278,7 @@ emit_pair(PairsState *ps, ItemPointer x, ItemPointer y, int distance)
 	Datum		b;
 	bool		swap;
 
-	if (ps->src.inline_keys)
+	if (ps->src.inline_keys && !ps->src.via_query)
 	{
 		a = inlined_key_datum(ps, x);
 		b = inlined_key_datum(ps, y);
@@ -305,12 +360,67 @@ uf_union(PairsState *ps, ItemPointer x, ItemPointer y, int distance)
 }
 
 
+/*
+ * A relation that gave no row with a fingerprint while its statistics
+ * count rows: perhaps its rows are kept where its heap is not (an
+ * extension's distributed table), which must not pass for "no pairs".
+ */
+static void
+warn_if_nothing_read(PairsState *ps)
+{
+	float4		reltuples;
+
+	if (ps->src.rel == NULL || RecStoreCount(ps->search.rows) > 0)
+		return;
+	reltuples = ps->src.rel->rd_rel->reltuples;
+	if (reltuples > 0)
+		ereport(WARNING,
+				(errmsg("read no row with a fingerprint from %s, whose statistics count about %.0f rows",
+						ps->src.name, reltuples),
+				 errdetail("The result is empty because no row was read, not because no rows are near-duplicates."),
+				 errhint("If the rows are kept elsewhere, read them with simhash_pairs_query('SELECT key, fp FROM ...'); if the fingerprints are NULL or the rows were deleted since the last ANALYZE, the result is right.")));
+}
+
+static void
+report_layout(PairsState *ps)
+{
+	if (ps->search.progress)
+		ereport(NOTICE,
+				(errmsg("simhash: %d blocks, %d tables sorted by prefixes of %d to %d bits",
+						ps->search.layout.blocks, ps->search.layout.ntables,
+						ps->search.layout.prefix_bits[ps->search.layout.ntables - 1],
+						ps->search.layout.prefix_bits[0])));
+}
+
+/* Search every table of the layout in this process alone */
+static void
+search_alone(PairsState *ps)
+{
+	int			t;
+
+	for (t = 0; t < ps->search.layout.ntables; t++)
+		pairs_search_table(ps, t);
+	pairs_search_done(ps);
+	RecStoreEnd(ps->search.rows);
+}
+
 static void
 search_all(PairsState *ps)
 {
-	ParallelContext *pcxt = pairs_begin_parallel(ps);
+	ParallelContext *pcxt;
 	int			t;
 
+	if (ps->src.via_query)
+	{
+		/* every row through the executor, then the search in one process */
+		pairs_read_rows_query(ps);
+		warn_if_nothing_read(ps);
+		report_layout(ps);
+		search_alone(ps);
+		return;
+	}
+
+	pcxt = pairs_begin_parallel(ps);
 	if (pcxt != NULL)
 	{
 		ParallelTableScanDesc pscan = shm_toc_lookup(pcxt->toc, PAIRS_SCAN_KEY, false);
@@ -333,18 +443,11 @@ search_all(PairsState *ps)
 	}
 	if (pcxt == NULL)
 		pairs_read_rows(ps);
-	if (ps->search.progress)
-		ereport(NOTICE,
-				(errmsg("simhash: %d blocks, %d tables sorted by prefixes of %d to %d bits",
-						ps->search.layout.blocks, ps->search.layout.ntables,
-						ps->search.layout.prefix_bits[ps->search.layout.ntables - 1],
-						ps->search.layout.prefix_bits[0])));
+	warn_if_nothing_read(ps);
+	report_layout(ps);
 	if (pcxt == NULL)
 	{
-		for (t = 0; t < ps->search.layout.ntables; t++)
-			pairs_search_table(ps, t);
-		pairs_search_done(ps);
-		RecStoreEnd(ps->search.rows);
+		search_alone(ps);
 		return;
 	}
 	while ((t = (int) pg_atomic_fetch_add_u32(&ps->par.shared->next_table, 1)) <
@@ -377,6 +480,19 @@ check_result_columns(PairsState *ps, TupleDesc desc, bool clusters)
 						 format_type_be(ps->src.keytype), format_type_be(ps->src.keytype))));
 }
 
+/* simhash_pairs and simhash_pairs_query, once the source is open */
+static void
+find_pairs(PairsState *ps, ReturnSetInfo *rsinfo)
+{
+	ps->result.tupstore = rsinfo->setResult;
+	ps->result.tupdesc = rsinfo->setDesc;
+	check_result_columns(ps, ps->result.tupdesc, false);
+	ps->sink.found = emit_pair;
+	ps->sink.table_done = pairs_report_table_done;
+	search_all(ps);
+	close_source(ps);
+}
+
 /*
  * simhash_pairs(source regclass, key_column name, fp_column name, k int,
  *				 progress bool) returns setof record (a, b, distance)
@@ -384,23 +500,29 @@ check_result_columns(PairsState *ps, TupleDesc desc, bool clusters)
 Datum
 simhash_pairs(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	PairsState	ps = {0};
 
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	ps.search.progress = PG_GETARG_BOOL(4);
 	open_source(&ps, PG_GETARG_OID(0), PG_GETARG_NAME(1), PG_GETARG_NAME(2),
 				PG_GETARG_INT32(3));
-	ps.result.tupstore = rsinfo->setResult;
-	ps.result.tupdesc = rsinfo->setDesc;
-	check_result_columns(&ps, ps.result.tupdesc, false);
-	ps.sink.found = emit_pair;
-	ps.sink.table_done = pairs_report_table_done;
+	find_pairs(&ps, (ReturnSetInfo *) fcinfo->resultinfo);
+	return (Datum) 0;
+}
 
-	search_all(&ps);
+/*
+ * simhash_pairs_query(query text, k int, progress bool) returns setof
+ * record (a, b, distance): the query returns (key, fingerprint)
+ */
+Datum
+simhash_pairs_query(PG_FUNCTION_ARGS)
+{
+	PairsState	ps = {0};
 
-	ExecDropSingleTupleTableSlot(ps.src.slot);
-	table_close(ps.src.rel, AccessShareLock);
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	ps.search.progress = PG_GETARG_BOOL(2);
+	open_query_source(&ps, PG_GETARG_TEXT_PP(0), PG_GETARG_INT32(1));
+	find_pairs(&ps, (ReturnSetInfo *) fcinfo->resultinfo);
 	return (Datum) 0;
 }
 
@@ -411,97 +533,126 @@ typedef struct ClusterKey
 	bool		set;
 } ClusterKey;
 
+/* simhash_clusters(..., singletons => true) from the heap: every other row */
+static void
+heap_singletons(PairsState *ps, ReturnSetInfo *rsinfo)
+{
+	TableScanDesc scan = table_beginscan(ps->src.rel, ps->src.snapshot, 0, NULL);
+
+	while (table_scan_getnextslot(scan, ForwardScanDirection, ps->src.slot))
+	{
+		Datum		values[2];
+		bool		nulls[2];
+
+		CHECK_FOR_INTERRUPTS();
+		if (hash_search(ps->result.uf_hash, &ps->src.slot->tts_tid, HASH_FIND, NULL))
+			continue;
+		/* a row without fingerprint belongs to no cluster: skipped */
+		slot_getattr(ps->src.slot, ps->src.fpatt, &nulls[1]);
+		if (nulls[1])
+			continue;
+		values[0] = slot_getattr(ps->src.slot, ps->src.keyatt, &nulls[0]);
+		values[1] = values[0];
+		nulls[1] = nulls[0];
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	table_endscan(scan);
+}
+
+/*
+ * simhash_clusters and simhash_clusters_query, once the source is open:
+ * every row with a near-duplicate, and its cluster's smallest key; with
+ * singletons, every other row with a fingerprint too, as its own cluster
+ */
+static void
+find_clusters(PairsState *ps, ReturnSetInfo *rsinfo, bool singletons)
+{
+	HASHCTL		ctl;
+	Datum	   *keys;
+	ClusterKey *cluster;
+	int32		i;
+
+	check_result_columns(ps, rsinfo->setDesc, true);
+	ctl.keysize = sizeof(ItemPointerData);
+	ctl.entrysize = sizeof(UFEntry);
+	ctl.hcxt = CurrentMemoryContext;
+	ps->result.uf_hash = hash_create("simhash clusters", 1024, &ctl,
+									 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	ps->sink.found = uf_union;
+	ps->sink.table_done = pairs_report_table_done;
+
+	search_all(ps);
+
+	/* each cluster's smallest key, then a row per member */
+	keys = palloc_extended(Max(ps->result.nnodes, 1) * sizeof(Datum), MCXT_ALLOC_HUGE);
+	cluster = palloc_extended(Max(ps->result.nnodes, 1) * sizeof(ClusterKey),
+							  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	for (i = 0; i < ps->result.nnodes; i++)
+	{
+		int32		root = uf_find(ps, i);
+
+		if ((i & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+		keys[i] = pairs_fetch_key(ps, &ps->result.node_tid[i]);
+		if (!cluster[root].set || compare_keys(ps, keys[i], cluster[root].key) < 0)
+		{
+			cluster[root].key = keys[i];
+			cluster[root].set = true;
+		}
+	}
+	for (i = 0; i < ps->result.nnodes; i++)
+	{
+		Datum		values[2];
+		bool		nulls[2] = {false, false};
+
+		values[0] = keys[i];
+		values[1] = cluster[uf_find(ps, i)].key;
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+
+	if (singletons && ps->src.via_query)
+		pairs_query_singletons(ps, rsinfo->setResult, rsinfo->setDesc);
+	else if (singletons)
+		heap_singletons(ps, rsinfo);
+	if (ps->search.progress)
+		ereport(NOTICE,
+				(errmsg("simhash: %d rows in clusters", ps->result.nnodes),
+				 errdetail("%.1f s.", pairs_elapsed(ps))));
+	close_source(ps);
+}
+
 /*
  * simhash_clusters(source regclass, key_column name, fp_column name, k int,
  *					singletons bool, progress bool) returns setof record
- *					(key, cluster): every row with a near-duplicate, and its
- *					cluster's smallest key; with singletons, every other row
- *					with a fingerprint too, as its own cluster.
+ *					(key, cluster)
  */
 Datum
 simhash_clusters(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	PairsState	ps = {0};
-	HASHCTL		ctl;
-	Datum	   *keys;
-	ClusterKey *cluster;
-	bool		singletons = PG_GETARG_BOOL(4);
-	int32		i;
 
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	ps.search.progress = PG_GETARG_BOOL(5);
 	ps.search.clusters = true;
 	open_source(&ps, PG_GETARG_OID(0), PG_GETARG_NAME(1), PG_GETARG_NAME(2),
 				PG_GETARG_INT32(3));
-	check_result_columns(&ps, rsinfo->setDesc, true);
+	find_clusters(&ps, (ReturnSetInfo *) fcinfo->resultinfo, PG_GETARG_BOOL(4));
+	return (Datum) 0;
+}
 
-	ctl.keysize = sizeof(ItemPointerData);
-	ctl.entrysize = sizeof(UFEntry);
-	ctl.hcxt = CurrentMemoryContext;
-	ps.result.uf_hash = hash_create("simhash clusters", 1024, &ctl,
-									HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	ps.sink.found = uf_union;
-	ps.sink.table_done = pairs_report_table_done;
+/*
+ * simhash_clusters_query(query text, k int, singletons bool, progress bool)
+ * returns setof record (key, cluster): the query returns (key, fingerprint)
+ */
+Datum
+simhash_clusters_query(PG_FUNCTION_ARGS)
+{
+	PairsState	ps = {0};
 
-	search_all(&ps);
-
-	/* each cluster's smallest key, then a row per member */
-	keys = palloc_extended(Max(ps.result.nnodes, 1) * sizeof(Datum), MCXT_ALLOC_HUGE);
-	cluster = palloc_extended(Max(ps.result.nnodes, 1) * sizeof(ClusterKey),
-							  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-	for (i = 0; i < ps.result.nnodes; i++)
-	{
-		int32		root = uf_find(&ps, i);
-
-		if ((i & 1023) == 0)
-			CHECK_FOR_INTERRUPTS();
-		keys[i] = pairs_fetch_key(&ps, &ps.result.node_tid[i]);
-		if (!cluster[root].set || compare_keys(&ps, keys[i], cluster[root].key) < 0)
-		{
-			cluster[root].key = keys[i];
-			cluster[root].set = true;
-		}
-	}
-	for (i = 0; i < ps.result.nnodes; i++)
-	{
-		Datum		values[2];
-		bool		nulls[2] = {false, false};
-
-		values[0] = keys[i];
-		values[1] = cluster[uf_find(&ps, i)].key;
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-	}
-
-	if (singletons)
-	{
-		TableScanDesc scan = table_beginscan(ps.src.rel, ps.src.snapshot, 0, NULL);
-
-		while (table_scan_getnextslot(scan, ForwardScanDirection, ps.src.slot))
-		{
-			Datum		values[2];
-			bool		nulls[2];
-
-			CHECK_FOR_INTERRUPTS();
-			if (hash_search(ps.result.uf_hash, &ps.src.slot->tts_tid, HASH_FIND, NULL))
-				continue;
-			/* a row without fingerprint belongs to no cluster: skipped */
-			slot_getattr(ps.src.slot, ps.src.fpatt, &nulls[1]);
-			if (nulls[1])
-				continue;
-			values[0] = slot_getattr(ps.src.slot, ps.src.keyatt, &nulls[0]);
-			values[1] = values[0];
-			nulls[1] = nulls[0];
-			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-		}
-		table_endscan(scan);
-	}
-	if (ps.search.progress)
-		ereport(NOTICE,
-				(errmsg("simhash: %d rows in clusters", ps.result.nnodes),
-				 errdetail("%.1f s.", pairs_elapsed(&ps))));
-
-	ExecDropSingleTupleTableSlot(ps.src.slot);
-	table_close(ps.src.rel, AccessShareLock);
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	ps.search.progress = PG_GETARG_BOOL(3);
+	ps.search.clusters = true;
+	open_query_source(&ps, PG_GETARG_TEXT_PP(0), PG_GETARG_INT32(1));
+	find_clusters(&ps, (ReturnSetInfo *) fcinfo->resultinfo, PG_GETARG_BOOL(2));
 	return (Datum) 0;
 }

@@ -132,6 +132,17 @@ typedef struct PairsSource
 	Snapshot	snapshot;
 	TupleTableSlot *slot;
 	bool		inline_keys;	/* pairs: records carry keys, not TIDs */
+	const char *name;			/* for messages: relation "x", or the query */
+
+	/*
+	 * Rows read through the executor (pairsquery.c): records carry keys or
+	 * positions in the key spool, not TIDs; rel is NULL for a query.
+	 */
+	bool		via_query;
+	struct PortalData *portal;	/* the open cursor, until every row is read */
+	BufFile    *spool;
+	int16		keylen;
+	bool		keybyval;
 } PairsSource;
 
 /* The search: the layout, the rows, the sort of the table being searched */
@@ -204,9 +215,9 @@ struct PairsState
 };
 
 /*
- * Calls run down this list: pairs.c calls pairsparallel.c and
- * pairssearch.c, pairsparallel.c calls pairssearch.c, and pairssearch.c
- * reaches the others only through the sink.
+ * Calls run down this list: pairs.c calls pairsparallel.c, pairsquery.c
+ * and pairssearch.c, pairsparallel.c and pairsquery.c call pairssearch.c,
+ * and pairssearch.c reaches the others only through the sink.
  */
 
 /* pairs.c: the SQL functions, the leader's sink */
@@ -217,6 +228,15 @@ extern ParallelContext *pairs_begin_parallel(PairsState *ps);
 extern bool pairs_read_rows_parallel(PairsState *ps, ParallelTableScanDesc pscan, int part);
 extern void pairs_end_parallel(PairsState *ps, ParallelContext *pcxt);
 extern PGDLLEXPORT void simhash_pairs_worker(dsm_segment *seg, shm_toc *toc);
+
+/* pairsquery.c: reading the rows through the executor */
+extern bool pairs_rows_elsewhere(Relation rel);
+extern char *pairs_relation_query(Relation rel, AttrNumber keyatt, AttrNumber fpatt);
+extern void pairs_query_open(PairsState *ps, const char *query);
+extern void pairs_read_rows_query(PairsState *ps);
+extern Datum pairs_query_key(PairsState *ps, ItemPointer pos);
+extern void pairs_query_singletons(PairsState *ps, Tuplestorestate *tupstore,
+								   TupleDesc desc);
 
 /* pairssearch.c: reading the rows, searching one permuted table */
 extern double pairs_elapsed(PairsState *ps);

@@ -326,6 +326,7 @@ simhash_pairs_worker(dsm_segment *seg, shm_toc *toc)
 	SharedFileSetAttach(&shared->fileset, seg);
 	ps.par.shared = shared;
 	ps.src.rel = table_open(shared->relid, AccessShareLock);
+	ps.src.name = psprintf("\"%s\"", RelationGetRelationName(ps.src.rel));
 	ps.src.slot = table_slot_create(ps.src.rel, NULL);
 	ps.src.keyatt = shared->keyatt;
 	ps.src.fpatt = shared->fpatt;

@@ -286,8 +286,8 @@ notice_large_group(PairsState *ps, PairRec *group, int n)
 	ps->search.size_noticed = true;
 	ereport(NOTICE,
 			(errmsg("simhash_pairs will return about %.3g pairs", estimate),
-			 errdetail("%d rows of \"%s\" share a prefix, and about %.0f%% of their %.3g pairs lie within %d bits.",
-					   n, RelationGetRelationName(ps->src.rel),
+			 errdetail("%d rows of %s share a prefix, and about %.0f%% of their %.3g pairs lie within %d bits.",
+					   n, ps->src.name,
 					   100.0 * hits / PAIRS_SAMPLE, candidates, ps->search.k),
 			 errhint("simhash_clusters() groups such rows without listing every pair; temp_file_limit bounds the temporary space a run may write.")));
 }

@@ -19,8 +19,12 @@
 
 #include "common/hashfn.h"
 #include "libpq/pqformat.h"
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/sortsupport.h"
+#include "utils/syscache.h"
 #include "utils/varbit.h"
 
 #include "simhash.h"
@@ -268,4 +272,27 @@ simhash_hash_extended(PG_FUNCTION_ARGS)
 {
 	return UInt64GetDatum(hash_bytes_uint32_extended(simhash_fold32(PG_GETARG_SIMHASH(0)),
 													 (uint64) PG_GETARG_INT64(1)));
+}
+
+/*
+ * Is typid our fingerprint type?  Known by its input function, not by its
+ * name: the type is simhash64 since 1.4 and was simhash before, and this
+ * library serves databases at either version.
+ */
+bool
+simhash_is_fingerprint_type(Oid typid)
+{
+	HeapTuple	tup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(typid));
+	bool		result;
+	Form_pg_type typ;
+	char	   *input;
+
+	if (!HeapTupleIsValid(tup))
+		return false;
+	typ = (Form_pg_type) GETSTRUCT(tup);
+	input = get_func_name(typ->typinput);
+	result = input != NULL && strcmp(input, "simhash_in") == 0 &&
+		typ->typlen == sizeof(int64) && typ->typbyval;
+	ReleaseSysCache(tup);
+	return result;
 }

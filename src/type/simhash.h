@@ -97,6 +97,12 @@ simhash_radius_holding(double rows, double wanted, int from)
 /* Raise an error unless 0 <= k <= 64 (the distance bound of hamming_near) */
 extern void simhash_check_distance(int32 k);
 
+/*
+ * Is typid the extension's fingerprint type (simhash64, named simhash
+ * before 1.4)?  Known by its input function, not its name.
+ */
+extern bool simhash_is_fingerprint_type(Oid typid);
+
 /* Text input of the type, used by simhash_query's input */
 extern Datum simhash_in(PG_FUNCTION_ARGS);
 

@@ -9,7 +9,9 @@
 # queries, a batch of new rows joined to the sharded table, and nearest
 # neighbours (ORDER BY fp <-> q LIMIT n) merged across the shards.  Without
 # the option the coordinator fetches every row and filters them itself,
-# with the same answers.
+# with the same answers.  simhash_pairs, simhash_clusters and
+# simhash_pairs_query on the partitioned parent read every shard and find
+# the same pairs, across shards too, as the single server.
 use strict;
 use warnings FATAL => 'all';
 use PostgreSQL::Test::Cluster;
@@ -211,6 +213,22 @@ my $q = pseudo(1);
 is($coord->safe_psql('postgres', sprintf($radius =~ s/TBL/docs_noext/r, $q, 3)),
 	$coord->safe_psql('postgres', sprintf($radius =~ s/TBL/single/r, $q, 3)),
 	'without the option the answer is the same');
+
+# 5. whole-table deduplication of the sharded table: simhash_pairs and
+# simhash_clusters on the partitioned parent read every shard's rows
+# through postgres_fdw and find the pairs across shards too, as one server
+# holding every row does
+my $pairs_sql = q{SELECT a, b, distance FROM simhash_pairs('TBL', 'id', 'fp', 3) AS p(a bigint, b bigint, distance int) ORDER BY 1, 2};
+my $all_pairs = same_answer('simhash_pairs over the shards equals one server\'s', $pairs_sql);
+my $across = grep { my ($x, $y) = split /\|/; ($x < 70000) != ($y < 70000) } split /\n/, $all_pairs;
+cmp_ok($across, '>', 100, "pairs across the two shards are found ($across)");
+same_answer('simhash_clusters over the shards equals one server\'s',
+	q{SELECT id, cluster FROM simhash_clusters('TBL', 'id', 'fp', 3, singletons => true) AS c(id bigint, cluster bigint) ORDER BY 1});
+like(plan_of(q{SELECT * FROM docs_noext}), qr/Remote SQL: SELECT id, fp FROM public\.docs/,
+	'(the coordinator reads a shard by a remote SELECT)');
+# a query over the shards, filtered first
+same_answer('simhash_pairs_query over the shards equals one server\'s',
+	q{SELECT a, b FROM simhash_pairs_query('SELECT id, fp FROM TBL WHERE id % 2 = 0', 3) AS p(a bigint, b bigint, distance int) ORDER BY 1, 2});
 
 $_->stop for ($coord, @shards);
 done_testing();

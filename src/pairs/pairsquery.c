@@ -1,0 +1,407 @@
+/*-------------------------------------------------------------------------
+ *
+ * pairsquery.c
+ *		simhash_pairs() and simhash_clusters() over the rows of a query:
+ *		relations whose rows the local heap does not hold, and the _query
+ *		forms of the two functions.
+ *
+ * The fast path (pairssearch.c) scans a table's heap and keeps each row's
+ * TID to find its key again.  A partitioned table keeps no rows of its own,
+ * a foreign table (a postgres_fdw shard) keeps them on another server, a
+ * view has none, an extension's distributed table (Citus) keeps an empty
+ * shell on the coordinator, and a table with row-level security must not
+ * show a caller the rows its policies hide.  For all of these the rows are
+ * read through the executor, by "SELECT key, fp FROM relation" under the
+ * caller's privileges and policies, or by the caller's own query: every
+ * partition, every shard, every row the SELECT returns.
+ *
+ * Such rows have no TID.  Each record's six TID bytes (SortRec) carry
+ * instead either the row's integer key itself (simhash_pairs with an
+ * int2/int4/int8 key within +-2^46: a pair found is a result row at once)
+ * or, with bit 47 set, the position of the row's key in a temporary file,
+ * the key spool (every other key, and every key of simhash_clusters, whose
+ * union-find needs one identity per row even where keys repeat).  The
+ * spool holds each key once, serialised (datumSerialize), and is read back
+ * at random for the pairs found and in order for the singletons.  Keys of
+ * both kinds may mix in one read: a NULL or huge integer key goes to the
+ * spool without reading the rows again (the query may not return the same
+ * rows twice).
+ *
+ * The rows are read by the leader alone (a cursor, 10,000 rows a fetch);
+ * the search that follows is the same as the fast path's, in one process.
+ * The fast path stays for plain tables: test/bench/pairs_sources_bench.sh
+ * measures the two on the same table.
+ *
+ * IDENTIFICATION
+ *	  src/pairs/pairsquery.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "pairs.h"
+
+#include "catalog/namespace.h"
+#include "catalog/pg_namespace.h"
+#include "executor/spi.h"
+#include "utils/plancache.h"
+#include "utils/portal.h"
+
+/* Rows a cursor fetch */
+#define QUERY_FETCH_ROWS	10000
+
+/* Bit 47 of a record's position: the rest is a spool position */
+#define QUERY_SPOOLED		(UINT64CONST(1) << 47)
+/* Integer keys that travel inline: [-2^46, 2^46) */
+#define QUERY_INLINE_LIMIT	(INT64CONST(1) << 46)
+
+static void
+set_position(ItemPointer pos, uint64 u)
+{
+	pos->ip_blkid.bi_hi = (uint16) (u >> 32);
+	pos->ip_blkid.bi_lo = (uint16) (u >> 16);
+	pos->ip_posid = (uint16) u;
+}
+
+static uint64
+get_position(const ItemPointerData *pos)
+{
+	return ((uint64) pos->ip_blkid.bi_hi << 32) |
+		((uint64) pos->ip_blkid.bi_lo << 16) | pos->ip_posid;
+}
+
+/* An integer key as a position; false if it cannot travel inline */
+static bool
+key_inline(PairsState *ps, Datum d, bool isnull, uint64 *u)
+{
+	int64		v;
+
+	if (isnull)
+		return false;
+	if (ps->src.keytype == INT8OID)
+		v = DatumGetInt64(d);
+	else if (ps->src.keytype == INT4OID)
+		v = DatumGetInt32(d);
+	else
+		v = DatumGetInt16(d);
+	if (v < -QUERY_INLINE_LIMIT || v >= QUERY_INLINE_LIMIT)
+		return false;
+	*u = (uint64) v & (QUERY_SPOOLED - 1);
+	return true;
+}
+
+/* Append a key to the spool; its position, flagged */
+static uint64
+spool_key(PairsState *ps, Datum d, bool isnull)
+{
+	int			fileno;
+	off_t		offset;
+	Size		size;
+	int32		len;
+	char	   *buf;
+	char	   *p;
+
+	BufFileTell(ps->src.spool, &fileno, &offset);
+	if (fileno >= (1 << 15) || offset > (off_t) PG_UINT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("the keys of %s take more than 32 TB", ps->src.name)));
+	size = datumEstimateSpace(d, isnull, ps->src.keybyval, ps->src.keylen);
+	if (size > MaxAllocSize)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a key of %s is too large to keep", ps->src.name)));
+	buf = p = palloc(size);
+	datumSerialize(d, isnull, ps->src.keybyval, ps->src.keylen, &p);
+	len = (int32) size;
+	BufFileWrite(ps->src.spool, &len, sizeof(len));
+	BufFileWrite(ps->src.spool, buf, size);
+	pfree(buf);
+	return QUERY_SPOOLED | ((uint64) fileno << 32) | (uint64) offset;
+}
+
+/* Read the spool's key at the current position; false at its end */
+static bool
+read_spooled(PairsState *ps, Datum *d, bool *isnull)
+{
+	int32		len;
+	size_t		got = BufFileRead(ps->src.spool, &len, sizeof(len));
+	char	   *buf;
+	char	   *p;
+
+	if (got == 0)
+		return false;
+	if (got != sizeof(len) || len <= 0 || (Size) len > MaxAllocSize)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not read a key of %s from its temporary file", ps->src.name)));
+	buf = p = palloc(len);
+	if (BufFileRead(ps->src.spool, buf, len) != (size_t) len)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not read a key of %s from its temporary file", ps->src.name)));
+	*d = datumRestore(&p, isnull);
+	return true;
+}
+
+/*
+ * The key a record carries: inline, or read from the spool.  A NULL key
+ * of a row with a near-duplicate is an error, as on the fast path.
+ */
+Datum
+pairs_query_key(PairsState *ps, ItemPointer pos)
+{
+	uint64		u = get_position(pos);
+	Datum		d;
+	bool		isnull;
+
+	if (!(u & QUERY_SPOOLED))
+	{
+		int64		v = (int64) (u << 17) >> 17;	/* sign-extend 47 bits */
+
+		if (ps->src.keytype == INT8OID)
+			return Int64GetDatum(v);
+		if (ps->src.keytype == INT4OID)
+			return Int32GetDatum((int32) v);
+		return Int16GetDatum((int16) v);
+	}
+	u &= ~QUERY_SPOOLED;
+	if (BufFileSeek(ps->src.spool, (int) (u >> 32), (off_t) (u & PG_UINT32_MAX),
+					SEEK_SET) != 0 ||
+		!read_spooled(ps, &d, &isnull))
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not read a key of %s from its temporary file", ps->src.name)));
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("a row of %s with a near-duplicate has a NULL key", ps->src.name)));
+	return d;
+}
+
+/*
+ * simhash_clusters(..., singletons => true): every spooled row that has no
+ * near-duplicate (is not in the union-find), as its own cluster
+ */
+void
+pairs_query_singletons(PairsState *ps, Tuplestorestate *tupstore, TupleDesc desc)
+{
+	int			fileno;
+	off_t		offset;
+	ItemPointerData pos;
+	Datum		values[2];
+	bool		nulls[2];
+
+	if (BufFileSeek(ps->src.spool, 0, 0, SEEK_SET) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not read a key of %s from its temporary file", ps->src.name)));
+	for (;;)
+	{
+		CHECK_FOR_INTERRUPTS();
+		BufFileTell(ps->src.spool, &fileno, &offset);
+		if (!read_spooled(ps, &values[0], &nulls[0]))
+			break;
+		set_position(&pos, QUERY_SPOOLED | ((uint64) fileno << 32) | (uint64) offset);
+		if (hash_search(ps->result.uf_hash, &pos, HASH_FIND, NULL))
+			continue;
+		values[1] = values[0];
+		nulls[1] = nulls[0];
+		tuplestore_putvalues(tupstore, desc, values, nulls);
+	}
+}
+
+/*
+ * Does an extension keep this table's rows on other servers?  Citus
+ * records its distributed and reference tables in pg_dist_partition; the
+ * table on the coordinator is an empty shell that only Citus's planner
+ * turns into the shards' rows.  (Not tested here: Citus is not packaged
+ * for Debian 12.  README, "Scaling out".)
+ */
+bool
+pairs_rows_elsewhere(Relation rel)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	Oid			argtypes[1] = {OIDOID};
+	Datum		args[1];
+	bool		result;
+
+	if (!OidIsValid(get_relname_relid("pg_dist_partition", PG_CATALOG_NAMESPACE)))
+		return false;
+	args[0] = ObjectIdGetDatum(RelationGetRelid(rel));
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args("SELECT 1 FROM pg_catalog.pg_dist_partition WHERE logicalrelid = $1",
+							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read pg_dist_partition");
+	result = SPI_processed > 0;
+	SPI_finish();
+	MemoryContextSwitchTo(cxt);
+	return result;
+}
+
+/* "SELECT key, fp FROM relation", every name quoted */
+char *
+pairs_relation_query(Relation rel, AttrNumber keyatt, AttrNumber fpatt)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+
+	return psprintf("SELECT %s, %s FROM %s",
+					quote_identifier(NameStr(TupleDescAttr(desc, keyatt - 1)->attname)),
+					quote_identifier(NameStr(TupleDescAttr(desc, fpatt - 1)->attname)),
+					quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+											   RelationGetRelationName(rel)));
+}
+
+/* Does a SELECT change data (INSERT, UPDATE or DELETE in its WITH)? */
+static bool
+modifies_data(CachedPlanSource *source)
+{
+	ListCell   *lc;
+
+	foreach(lc, source->query_list)
+	{
+		if (((Query *) lfirst(lc))->hasModifyingCTE)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Open a cursor on the query and check its two columns: a key with an
+ * ordering and a fingerprint (simhash64 or bigint).  Sets the key's type,
+ * collation and comparison.  The query must be one SELECT, and runs
+ * read-only under the statement's snapshot.  SPI stays connected until
+ * pairs_read_rows_query; the caller's memory context stays current.
+ */
+void
+pairs_query_open(PairsState *ps, const char *query)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	SPIPlanPtr	plan;
+	List	   *sources;
+	Portal		portal;
+	TupleDesc	desc;
+	Form_pg_attribute keyatt;
+	Oid			fptype;
+	TypeCacheEntry *tce;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	MemoryContextSwitchTo(cxt);
+	plan = SPI_prepare(query, 0, NULL);
+	MemoryContextSwitchTo(cxt);
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+	sources = SPI_plan_get_plan_sources(plan);
+	if (list_length(sources) != 1 ||
+		((CachedPlanSource *) linitial(sources))->commandTag != CMDTAG_SELECT ||
+		!SPI_is_cursor_plan(plan) ||
+		modifies_data((CachedPlanSource *) linitial(sources)))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("the query must be a single SELECT that returns a key and a fingerprint and changes no data"),
+				 errdetail("The query was: %s", query)));
+	/*
+	 * Read-only: under the statement's snapshot, and a data-modifying WITH
+	 * is refused.
+	 */
+	portal = SPI_cursor_open(NULL, plan, NULL, NULL, true);
+	MemoryContextSwitchTo(cxt);
+	desc = portal->tupDesc;
+	if (desc->natts != 2)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("the query returns %d columns, not 2: a key and a fingerprint",
+						desc->natts),
+				 errdetail("The query was: %s", query)));
+	keyatt = TupleDescAttr(desc, 0);
+	fptype = TupleDescAttr(desc, 1)->atttypid;
+	if (fptype != INT8OID && !simhash_is_fingerprint_type(fptype))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("the query's second column \"%s\" is of type %s, not simhash64 or bigint",
+						NameStr(TupleDescAttr(desc, 1)->attname), format_type_be(fptype))));
+	tce = lookup_type_cache(keyatt->atttypid, TYPECACHE_CMP_PROC_FINFO);
+	if (!OidIsValid(tce->cmp_proc_finfo.fn_oid))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FUNCTION),
+				 errmsg("the query's first column \"%s\" is of type %s, which has no ordering",
+						NameStr(keyatt->attname), format_type_be(keyatt->atttypid))));
+	fmgr_info_copy(&ps->src.keycmp, &tce->cmp_proc_finfo, cxt);
+	ps->src.keytype = keyatt->atttypid;
+	ps->src.keycollation = keyatt->attcollation;
+	ps->src.keylen = keyatt->attlen;
+	ps->src.keybyval = keyatt->attbyval;
+	ps->src.portal = portal;
+	ps->src.via_query = true;
+	ps->src.inline_keys = !ps->search.clusters &&
+		(ps->src.keytype == INT8OID || ps->src.keytype == INT4OID ||
+		 ps->src.keytype == INT2OID);
+}
+
+/*
+ * Read every row of the cursor with a fingerprint into ps->search.rows,
+ * keys inline or into the spool, then close the cursor and SPI, and choose
+ * the layout as the fast path does.
+ */
+void
+pairs_read_rows_query(PairsState *ps)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	SimhashVoter votes;
+	uint64		batch[1024];
+	int			nbatch = 0;
+
+	ps->search.rows = RecStoreBegin(ps->search.work_bytes / 2);
+	ps->src.spool = BufFileCreateTemp(false);
+	SimhashVoterInit(&votes);
+	for (;;)
+	{
+		SPITupleTable *tt;
+		uint64		i;
+
+		CHECK_FOR_INTERRUPTS();
+		SPI_cursor_fetch(ps->src.portal, true, QUERY_FETCH_ROWS);
+		MemoryContextSwitchTo(cxt);
+		tt = SPI_tuptable;
+		if (SPI_processed == 0)
+			break;
+		for (i = 0; i < SPI_processed; i++)
+		{
+			bool		isnull;
+			bool		keynull;
+			Datum		fp = SPI_getbinval(tt->vals[i], tt->tupdesc, 2, &isnull);
+			Datum		key;
+			PairRec		rec;
+			uint64		u;
+
+			if (isnull)
+				continue;
+			key = SPI_getbinval(tt->vals[i], tt->tupdesc, 1, &keynull);
+			rec.key = (uint64) DatumGetInt64(fp);
+			if (!ps->src.inline_keys || !key_inline(ps, key, keynull, &u))
+				u = spool_key(ps, key, keynull);
+			set_position(&rec.tid, u);
+			RecStoreAdd(ps->search.rows, &rec);
+			batch[nbatch++] = rec.key;
+			if (nbatch == lengthof(batch))
+			{
+				SimhashVoterAddBatch(&votes, batch, nbatch);
+				nbatch = 0;
+			}
+		}
+		SPI_freetuptable(tt);
+		MemoryContextSwitchTo(cxt);
+	}
+	SimhashVoterAddBatch(&votes, batch, nbatch);
+	SPI_cursor_close(ps->src.portal);
+	MemoryContextSwitchTo(cxt);
+	ps->src.portal = NULL;
+	if (SPI_finish() != SPI_OK_FINISH)
+		elog(ERROR, "SPI_finish failed");
+	MemoryContextSwitchTo(cxt);
+
+	pairs_report_read(ps, RecStoreSpilled(ps->search.rows) ?
+					  "through the executor; more than half of work_mem: kept in a temporary file" :
+					  "through the executor; kept in memory");
+	pairs_choose_layout(ps, &votes, RecStoreCount(ps->search.rows));
+}
