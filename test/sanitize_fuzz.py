@@ -594,17 +594,62 @@ class Gen:
         k = r.choice([0, 1, 2, 3, 4, 6, 9, 12]) if r.random() < 0.95 else self.int4(-2, 14)
         wm = r.choice([b'64kB', b'1MB', b'64MB'])
         # on at most 600 rows, so that the self-join stays quick under ASan
-        return [b'DROP TABLE IF EXISTS fz_s;',
+        # the rows from the heap, through the executor (a view, a query),
+        # or with text keys (kept in the key spool)
+        source, a, b = r.choice([
+            (b"simhash_pairs('fz_s', 'id', 'fp', %d) AS p(a int, b int, d int)", b'a', b'b'),
+            (b"simhash_pairs('fz_sv', 'id', 'fp', %d) AS p(a int, b int, d int)", b'a', b'b'),
+            (b"simhash_pairs_query('SELECT id, fp FROM fz_s', %d) AS p(a int, b int, d int)", b'a', b'b'),
+            (b"simhash_pairs_query('SELECT lpad(id::text, 6, ''0''), fp FROM fz_s', %d) "
+             b"AS p(a text, b text, d int)", b'a::int', b'b::int'),
+        ])
+        clusters = r.choice([
+            b"simhash_clusters('fz_s', 'id', 'fp', %d, singletons => %s) AS c(id int, cluster int)",
+            b"simhash_clusters_query('SELECT id, fp FROM fz_s', %d, singletons => %s) AS c(id int, cluster int)",
+        ])
+        return [b'DROP VIEW IF EXISTS fz_sv;', b'DROP TABLE IF EXISTS fz_s;',
                 b'CREATE TABLE fz_s AS SELECT row_number() OVER (ORDER BY id, ctid)::int AS id, fp FROM %s LIMIT 600;' % table,
+                b'CREATE VIEW fz_sv AS SELECT * FROM fz_s;',
                 b"SET work_mem = '%s';" % wm,
-                b"SELECT 'MISMATCH pairs' AS x, %d WHERE (SELECT array_agg((a, b, d) ORDER BY a, b) "
-                b"FROM simhash_pairs('%s', 'id', 'fp', %d) AS p(a int, b int, d int)) IS DISTINCT FROM "
+                b"SELECT 'MISMATCH pairs' AS x, %d WHERE (SELECT array_agg((%s, %s, d) ORDER BY %s, %s) "
+                b"FROM %s) IS DISTINCT FROM "
                 b"(SELECT array_agg((x.id, y.id, hamming_distance(x.fp, y.fp)) ORDER BY x.id, y.id) "
                 b"FROM %s x JOIN %s y ON x.id < y.id AND hamming_distance(x.fp, y.fp) <= %d);"
-                % (k, b'fz_s', k, b'fz_s', b'fz_s', k),
-                b"SELECT count(*), count(DISTINCT cluster) FROM simhash_clusters('fz_s', 'id', 'fp', %d) "
-                b"AS c(id int, cluster int);" % k,
+                % (k, a, b, a, b, source % k, b'fz_s', b'fz_s', k),
+                b"SELECT count(*), count(DISTINCT cluster) FROM %s;"
+                % (clusters % (k, r.choice([b'true', b'false']))),
                 b'RESET work_mem;']
+
+    def st_exclusion(self):
+        """A near-duplicate exclusion constraint: random rows go in with ON
+        CONFLICT DO NOTHING, plain INSERT, UPDATE and VACUUM; no two stored
+        rows may then lie within the radius."""
+        r = self.r
+        k = r.choice([0, 1, 2, 3, 4, 5, 6]) if r.random() < 0.9 else self.int4(-1, 13)
+        blocks = r.choice([b'', b', blocks = %d' % self.int4(k, k + 6)])
+        st = [b'DROP TABLE IF EXISTS fz_x;',
+              b'CREATE TABLE fz_x (id int, fp simhash64, EXCLUDE USING simhash_perm (fp WITH ~=) '
+              b'WITH (max_distance = %d%s));' % (k, blocks)]
+        for _ in range(r.randint(2, 8)):
+            x = r.randrange(5)
+            n = r.choice([1, 10, 100, 500])
+            if x < 2:
+                st.append(b'INSERT INTO fz_x SELECT g, (%s)::simhash64 FROM generate_series(1, %d) g ON CONFLICT DO NOTHING;'
+                          % (self.fp_expr().encode(), n))
+            elif x == 2:
+                st.append(b'INSERT INTO fz_x VALUES (0, %s);' % self.fp_lit())
+            elif x == 3:
+                st.append(b'UPDATE fz_x SET fp = (fp::bigint # %d)::simhash64 WHERE id %% %d = 0;'
+                          % (1 << r.randrange(63), r.randint(1, 20)))
+            else:
+                st.append(r.choice([b'DELETE FROM fz_x WHERE id % 3 = 0;', b'VACUUM fz_x;']))
+        st += [b"SELECT 'MISMATCH exclusion' AS x WHERE EXISTS (SELECT 1 FROM fz_x a JOIN fz_x b "
+               b"ON a.ctid < b.ctid AND hamming_distance(a.fp, b.fp) <= "
+               b"(SELECT (regexp_match(array_to_string(reloptions, ','), 'max_distance=(\\d+)'))[1]::int "
+               b"FROM pg_class WHERE relname = 'fz_x_fp_excl'));",
+               b'SELECT fp ~= fp FROM fz_x LIMIT 1;',
+               b'DROP TABLE fz_x;']
+        return st
 
     def st_index(self):
         r = self.r
@@ -674,7 +719,7 @@ class Gen:
     KINDS = [
         (10, 'st_type_input'), (6, 'st_query_input'), (8, 'st_hamming'), (2, 'st_recv'),
         (20, 'st_simhash_text'), (5, 'st_tokens'), (6, 'st_features'), (4, 'st_tsvector'),
-        (6, 'st_jaccard'), (6, 'st_chargrams'), (8, 'st_minhash'),
+        (6, 'st_jaccard'), (6, 'st_chargrams'), (8, 'st_minhash'), (2, 'st_exclusion'),
     ]
 
     def batch_sql(self, n):

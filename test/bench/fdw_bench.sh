@@ -16,6 +16,13 @@
 #              remote estimates on) against the single table
 #   knn        ORDER BY fp <-> q LIMIT 10 (extensions on, local estimates)
 #   batch      a batch of 20 rows joined to the table on hamming_near
+#   pairs      simhash_pairs and simhash_clusters on the sharded table (every
+#              row through postgres_fdw to the coordinator) against the
+#              single table (its heap), timed once each, with the
+#              coordinator's temporary bytes and the bytes a row crosses as
+#              text; the answers must agree
+# STAGES chooses among them (default: all four), e.g.
+#   STAGES=pairs bash test/bench/fdw_bench.sh 10000000
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tools/common.sh
@@ -23,6 +30,7 @@ source tools/common.sh
 ROWS=${1:-2000000}
 RUNS=${RUNS:-3}
 SECONDS_PER_RUN=${SECONDS_PER_RUN:-10}
+STAGES=${STAGES:-radius knn batch pairs}
 OUT=${OUT:-test/bench/results}
 mkdir -p "$OUT"
 REPORT="$OUT/fdw_bench_${ROWS}.txt"
@@ -131,16 +139,45 @@ bench() {
 	echo "rows: $ROWS (+1% planted) over two shards on one machine; pgbench -M prepared, 2 clients, medians of $RUNS x ${SECONDS_PER_RUN}s"
 	echo "answers equal: radius $(on coord -At -c "SELECT (SELECT array_agg(id::bigint ORDER BY id) FROM docs d, bench_q q WHERE q.qid <= 50 AND hamming_near(d.fp, q.fp, 3)) = (SELECT array_agg(id::bigint ORDER BY id) FROM single d, bench_q q WHERE q.qid <= 50 AND hamming_near(d.fp, q.fp, 3))"), batch $(on coord -At -c "SELECT (SELECT count(*) FROM batch b JOIN docs d ON hamming_near(d.fp, b.fp, 3)) = (SELECT count(*) FROM batch b JOIN single d ON hamming_near(d.fp, b.fp, 3))")"
 	for w in radius knn batch; do
+		case " $STAGES " in *" $w "*) ;; *) continue ;; esac
 		bench "${w}_single" "$WORK/${w}_single.sql"
 		bench "${w}_sharded" "$WORK/${w}_docs.sql"
 	done
+	case " $STAGES " in *" pairs "*)
+		for f in pairs clusters; do
+			for t in single docs; do
+				# the count of result rows and a checksum of them
+				if [ $f = pairs ]; then
+					call="simhash_pairs('$t', 'id', 'fp', 3) AS r(x bigint, y bigint, distance int)"
+				else
+					call="simhash_clusters('$t', 'id', 'fp', 3) AS r(x bigint, y bigint)"
+				fi
+				tb=$(on coord -At -c "SELECT pg_stat_force_next_flush()" -c "SELECT temp_bytes FROM pg_stat_database WHERE datname = current_database()" | tail -1)
+				a=$(date +%s.%N)
+				n=$(on coord -At -c "SELECT count(*), sum(hashint8(x) # hashint8(y)) FROM $call")
+				b=$(date +%s.%N)
+				sleep 1
+				ta=$(on coord -At -c "SELECT temp_bytes FROM pg_stat_database WHERE datname = current_database()")
+				python3 -c "print(f'  {\"$f\":8s} {\"$t\":7s} {$b - $a:8.2f} s   result (count|checksum) $n   coordinator temp files {($ta - $tb) / 1e6:8.1f} MB')"
+			done
+		done
+		echo "  a row crosses as text: $(on coord -At -c "SELECT round(avg(octet_length(id::text) + octet_length(fp::text)), 1) FROM single") bytes of values, plus postgres_fdw's DataRow framing (4-byte length a column, 7 bytes a row)"
+		;;
+	esac
 } | tee "$REPORT"
 python3 - "$REPORT" <<'PY' | tee -a "$REPORT"
 import re, sys
 text = open(sys.argv[1]).read()
-tps = lambda n: float(re.search(rf"  {n}\s+tps\s+([0-9.]+)", text).group(1))
-print("sharded / single throughput:")
+print("sharded / single:")
 for w in ("radius", "knn", "batch"):
-    print(f"  {w:8s} {tps(w + '_sharded') / tps(w + '_single'):6.2f}x")
+    m1 = re.search(rf"  {w}_sharded\s+tps\s+([0-9.]+)", text)
+    m2 = re.search(rf"  {w}_single\s+tps\s+([0-9.]+)", text)
+    if m1 and m2:
+        print(f"  {w:8s} throughput {float(m1.group(1)) / float(m2.group(1)):6.2f}x")
+for f in ("pairs", "clusters"):
+    s = re.search(rf"  {f}\s+single\s+([0-9.]+) s\s+result \(count\|checksum\) (\S+)", text)
+    d = re.search(rf"  {f}\s+docs\s+([0-9.]+) s\s+result \(count\|checksum\) (\S+)", text)
+    if s and d:
+        print(f"  {f:8s} time {float(d.group(1)) / float(s.group(1)):6.2f}x, same result: {'yes' if s.group(2) == d.group(2) else 'NO'}")
 PY
 echo "report: $REPORT"
