@@ -17,6 +17,7 @@ OBJS = \
 	src/fingerprint/vote.o \
 	src/fingerprint/fingerprint_sql.o \
 	src/fingerprint/minhash.o \
+	src/fingerprint/sentences.o \
 	src/recsort/runsort.o \
 	src/recsort/recstore.o \
 	src/recsort/groupsort.o \

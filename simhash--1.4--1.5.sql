@@ -57,3 +57,19 @@ CREATE FUNCTION simhash_clusters_query(query pg_catalog.text,
 	RETURNS SETOF record
 	AS 'MODULE_PATHNAME', 'simhash_clusters_query'
 	LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
+--
+-- The top-k longest-sentence signature (src/fingerprint/sentences.c;
+-- docs/fingerprint_format.md, "The sentence signature"): the hashes of a
+-- text's k longest sentences, sorted, for GIN (&&, @>) and the overlap of
+-- two signatures.  A stored format, frozen like the fingerprint.
+--
+CREATE FUNCTION simhash_sentences(body pg_catalog.text, k pg_catalog.int4 DEFAULT 5)
+	RETURNS pg_catalog.int8[]
+	AS 'MODULE_PATHNAME', 'simhash_sentences'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION simhash_sentence_overlap(a pg_catalog.int8[], b pg_catalog.int8[])
+	RETURNS pg_catalog.int4
+	AS 'MODULE_PATHNAME', 'simhash_sentence_overlap'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;

@@ -76,4 +76,9 @@ extern uint64 SimhashOfText(const char *text, size_t len,
 extern uint64 *SimhashFeatureSet(const char *text, size_t len,
 								 const SimhashConfig *config, size_t *nfeatures);
 
+/* sentences.c: the top-k longest-sentence signature */
+#define SIMHASH_MAX_SENTENCES	1000
+extern int	SimhashSentenceSignature(const char *text, size_t len, int k,
+									 int64 *sig);
+
 #endif							/* SIMHASH_FINGERPRINT_H */

@@ -40,6 +40,8 @@ PG_FUNCTION_INFO_V1(simhash_tsvector);
 PG_FUNCTION_INFO_V1(simhash_text_chargrams);
 PG_FUNCTION_INFO_V1(simhash_text_jaccard);
 PG_FUNCTION_INFO_V1(simhash_text_is_reliable);
+PG_FUNCTION_INFO_V1(simhash_sentences);
+PG_FUNCTION_INFO_V1(simhash_sentence_overlap);
 
 /* The bytes of a string as UTF-8, converting from the database encoding */
 const char *
@@ -579,4 +581,102 @@ simhash_text_jaccard(PG_FUNCTION_ARGS)
 	pfree(fa);
 	pfree(fb);
 	PG_RETURN_FLOAT8((double) common / (double) (na + nb - common));
+}
+
+/*
+ * simhash_sentences(text, k): the hashes of the text's k longest sentences,
+ * sorted (sentences.c, docs/fingerprint_format.md).  Fewer when the text
+ * has fewer sentences; empty for a text without tokens.
+ */
+Datum
+simhash_sentences(PG_FUNCTION_ARGS)
+{
+	text	   *doc = PG_GETARG_TEXT_PP(0);
+	int32		k = PG_GETARG_INT32(1);
+	size_t		len;
+	const char *utf8;
+	int64	   *sig;
+	Datum	   *elems;
+	int			n,
+				i;
+
+	if (k < 1 || k > SIMHASH_MAX_SENTENCES)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("k must be between 1 and %d, not %d", SIMHASH_MAX_SENTENCES, k)));
+	utf8 = text_as_utf8(doc, &len);
+	sig = palloc(k * sizeof(int64));
+	n = SimhashSentenceSignature(utf8, len, k, sig);
+	elems = palloc(Max(n, 1) * sizeof(Datum));
+	for (i = 0; i < n; i++)
+		elems[i] = Int64GetDatum(sig[i]);
+	PG_RETURN_ARRAYTYPE_P(construct_array(elems, n, INT8OID, sizeof(int64),
+										  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+static int
+int64_cmp(const void *a, const void *b)
+{
+	int64		x = *(const int64 *) a;
+	int64		y = *(const int64 *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The distinct non-NULL elements of a bigint[], sorted */
+static int64 *
+distinct_int8s(ArrayType *a, int *n)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			count,
+				i,
+				out = 0;
+	int64	   *v;
+
+	deconstruct_array(a, INT8OID, sizeof(int64), FLOAT8PASSBYVAL,
+					  TYPALIGN_DOUBLE, &elems, &nulls, &count);
+	v = palloc(Max(count, 1) * sizeof(int64));
+	for (i = 0; i < count; i++)
+		if (!nulls[i])
+			v[out++] = DatumGetInt64(elems[i]);
+	qsort(v, out, sizeof(int64), int64_cmp);
+	count = out;
+	out = 0;
+	for (i = 0; i < count; i++)
+		if (out == 0 || v[out - 1] != v[i])
+			v[out++] = v[i];
+	*n = out;
+	return v;
+}
+
+/*
+ * simhash_sentence_overlap(a, b): how many sentence hashes two signatures
+ * share (distinct values; NULL elements ignored)
+ */
+Datum
+simhash_sentence_overlap(PG_FUNCTION_ARGS)
+{
+	int			na,
+				nb,
+				i = 0,
+				j = 0,
+				common = 0;
+	int64	   *a = distinct_int8s(PG_GETARG_ARRAYTYPE_P(0), &na);
+	int64	   *b = distinct_int8s(PG_GETARG_ARRAYTYPE_P(1), &nb);
+
+	while (i < na && j < nb)
+	{
+		if (a[i] < b[j])
+			i++;
+		else if (a[i] > b[j])
+			j++;
+		else
+		{
+			common++;
+			i++;
+			j++;
+		}
+	}
+	PG_RETURN_INT32(common);
 }

@@ -122,6 +122,62 @@ def check_v11(docs):
     return passed, failed
 
 
+def sentence_goldens():
+    """(label, k, text) of test/golden/sentences.tsv, COPY-unescaped"""
+    esc = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\"}
+    with open(os.path.join(ROOT, "test/golden/sentences.tsv"), encoding="utf-8") as f:
+        for line in f:
+            label, k, text = line.rstrip("\n").split("\t")
+            yield label, int(k), re.sub(r"\\(.)", lambda m: esc.get(m.group(1), m.group(1)), text)
+
+
+def check_sentence_goldens():
+    """The golden signatures in expected/sentences.out, recomputed."""
+    expected = {}
+    with open(os.path.join(ROOT, "expected/sentences.out"), encoding="utf-8") as f:
+        for line in f:
+            m = re.match(r"^ (\w+)\s+\| (\{[-0-9,]*\})$", line)
+            if m:
+                expected[m.group(1)] = m.group(2)
+    passed = failed = 0
+    for label, k, text in sentence_goldens():
+        want = "{" + ",".join(str(v) for v in ref.sentence_signature(text, k)) + "}"
+        if expected.get(label) == want:
+            passed += 1
+        else:
+            failed += 1
+            print(f"golden sentences {label}: reference {want}, expected {expected.get(label)}")
+    return passed, failed
+
+
+def check_sentences(docs):
+    """simhash_sentences (1.5) against the reference on a sample"""
+    docs = ["我们今天去公园。天气很好！你来吗？", "Ｐｏｓｔｇｒｅｓ 数据库。简单。", "A. B! C? D…E。F",
+            "", "no boundary"] + docs[:500]
+    with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False, encoding="utf-8") as f:
+        w = csv.writer(f, quoting=csv.QUOTE_ALL)
+        for i, d in enumerate(docs):
+            w.writerow([i, d])
+        path = f.name
+    rows = psql_csv(
+        "CREATE TEMP TABLE sample (id int, doc text);\n"
+        f"\\copy sample FROM '{path}' WITH (FORMAT csv)\n"
+        "COPY (SELECT id, simhash_sentences(doc, 3), simhash_sentences(doc), simhash_sentences(doc, 20)"
+        " FROM sample ORDER BY id) TO STDOUT WITH (FORMAT csv);\n")
+    os.unlink(path)
+    passed = failed = 0
+    for row in rows:
+        i = int(row[0])
+        for k, got in zip((3, 5, 20), row[1:]):
+            want = "{" + ",".join(str(v) for v in ref.sentence_signature(docs[i], k)) + "}"
+            if got == want:
+                passed += 1
+            else:
+                failed += 1
+                print(f"corpus document {i} sentences k={k}: extension {got}, reference {want}")
+    return passed, failed
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--db", action="store_true")
@@ -146,6 +202,10 @@ def main():
             failed += 1
             print(f"golden {label}: reference {value:016x}, expected "
                   f"{expected.get(label, 0):016x}")
+
+    p, f = check_sentence_goldens()
+    passed += p
+    failed += f
 
     if args.db:
         docs = corpus(args.sample)
@@ -180,6 +240,9 @@ def main():
                           f"reference {want:016x}")
         if docs:
             p, f = check_v11(docs)
+            passed += p
+            failed += f
+            p, f = check_sentences(docs)
             passed += p
             failed += f
         else:

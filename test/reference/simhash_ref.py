@@ -170,6 +170,56 @@ def jaccard(a, b, shingles=(3,), cjk="unigram"):
     return len(fa & fb) / len(fa | fb) if fa or fb else 1.0
 
 
+# The sentence signature (docs/fingerprint_format.md, "The sentence
+# signature")
+SENTENCE_ENDS = {0x0A, 0x0D, 0x2028, 0x2029, 0x3002, 0xFF61, 0xFF01, 0xFF1F, 0xFF1B, 0x2026}
+SPACES = {0x20, 0x09, 0x0A, 0x0D, 0x0B, 0x0C, 0xA0, 0x3000, 0x2028, 0x2029}
+
+
+def split_sentences(text):
+    """The sentences of a text, each with the code point that ends it."""
+    out, cur = [], []
+    for i, ch in enumerate(text):
+        cur.append(ch)
+        cp = ord(ch)
+        if cp in SENTENCE_ENDS or (ch in ".!?" and (i + 1 == len(text) or ord(text[i + 1]) in SPACES)):
+            out.append("".join(cur))
+            cur = []
+    if cur:
+        out.append("".join(cur))
+    return out
+
+
+def sentence_text(sentence):
+    """Tokens joined by spaces, none between two ideographs; and the
+    number of code points of the tokens."""
+    joined, prev_ideograph, length = "", False, 0
+    for t in tokens(sentence, "unigram"):
+        ideograph = len(t) == 1 and is_ideograph(ord(t))
+        if joined and not (ideograph and prev_ideograph):
+            joined += " "
+        joined += t
+        prev_ideograph = ideograph
+        length += len(t)
+    return joined, length
+
+
+def signed64(u):
+    return u - (1 << 64) if u >= 1 << 63 else u
+
+
+def sentence_signature(text, k=5):
+    """The hashes of the k longest distinct sentences, as signed 64-bit
+    integers, sorted."""
+    lengths = {}
+    for s in split_sentences(text):
+        joined, length = sentence_text(s)
+        if length:
+            lengths[h64(joined.encode("utf-8"))] = length
+    longest = sorted(lengths.items(), key=lambda hl: (-hl[1], hl[0]))[:k]
+    return sorted(signed64(h) for h, _ in longest)
+
+
 M64 = (1 << 64) - 1
 
 
