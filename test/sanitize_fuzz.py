@@ -394,6 +394,17 @@ class Gen:
         return [b'SELECT simhash(%s, %s, %s, %s);'
                 % (d, self.shingles(), self.option(WEIGHTINGS), self.option(CJK_MODES))]
 
+    def st_sentences(self):
+        """The sentence signature of random (and invalid) text, with random
+        k: each hash once, sorted, at most k, and overlapping itself fully."""
+        r = self.r
+        d = self.doc()
+        k = r.choice([1, 2, 3, 5, 8, 1000]) if r.random() < 0.9 else self.int4(-3, 1003)
+        return [b"SELECT 'MISMATCH sentences' AS x WHERE (SELECT cardinality(s) > %d "
+                b"OR simhash_sentence_overlap(s, s) <> cardinality(s) "
+                b"OR s <> ARRAY(SELECT DISTINCT unnest(s) ORDER BY 1) "
+                b"FROM simhash_sentences(%s, %d) s);" % (k, d, k)]
+
     def st_tokens(self):
         d = self.doc()
         return [b'SELECT cardinality(t), md5(t::text) FROM simhash_tokens(%s, %s) t;'
@@ -720,6 +731,7 @@ class Gen:
         (10, 'st_type_input'), (6, 'st_query_input'), (8, 'st_hamming'), (2, 'st_recv'),
         (20, 'st_simhash_text'), (5, 'st_tokens'), (6, 'st_features'), (4, 'st_tsvector'),
         (6, 'st_jaccard'), (6, 'st_chargrams'), (8, 'st_minhash'), (2, 'st_exclusion'),
+        (6, 'st_sentences'),
     ]
 
     def batch_sql(self, n):

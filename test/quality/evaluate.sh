@@ -5,11 +5,14 @@
 #                                            then the Chinese test set
 #   bash test/quality/evaluate.sh --all      every feature scheme (about 10 minutes)
 #   bash test/quality/evaluate.sh --check    only the checks test/run_all.sh runs
+#   bash test/quality/evaluate.sh --sentences  only the sentence signature beside
+#                                            simhash (docs/quality_sentences.md)
 #
 # Installs what it needs (Debian packages, apt's English descriptions), builds
 # and installs the extension, starts a cluster, runs test/quality/evaluate.py
-# (docs/quality.md, .png, .json) and test/quality/chinese.py
-# (docs/quality_chinese.md), and stops the cluster.
+# (docs/quality.md, .png, .json), test/quality/chinese.py
+# (docs/quality_chinese.md) and test/quality/sentences.py
+# (docs/quality_sentences.md), and stops the cluster.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tools/common.sh
@@ -18,8 +21,15 @@ simhash_install_deps python3-matplotlib manpages-zh fortunes-zh
 simhash_build_install
 simhash_cluster_start
 psql -q -c 'CREATE EXTENSION simhash'
+case " $* " in
+	*" --sentences "*)
+		/usr/bin/python3 test/quality/sentences.py
+		exit 0 ;;
+esac
 /usr/bin/python3 test/quality/evaluate.py "$@"
 case " $* " in
 	*" --check "*) ;;
-	*) /usr/bin/python3 test/quality/chinese.py ;;
+	*)
+		/usr/bin/python3 test/quality/chinese.py
+		/usr/bin/python3 test/quality/sentences.py ;;
 esac
