@@ -240,6 +240,8 @@ extern void pairs_query_singletons(PairsState *ps, Tuplestorestate *tupstore,
 
 /* pairssearch.c: reading the rows, searching one permuted table */
 extern double pairs_elapsed(PairsState *ps);
+extern bool pairs_integer_key(PairsState *ps, Datum d, bool isnull, int64 limit,
+							  int64 *v);
 extern bool pairs_scan_rows(PairsState *ps, TableScanDesc scan, SimhashVoter *votes);
 extern int	pairs_count_tables(PairsState *ps, int64 n);
 extern void pairs_choose_layout(PairsState *ps, const SimhashVoter *votes, int64 n);

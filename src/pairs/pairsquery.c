@@ -74,15 +74,7 @@ key_inline(PairsState *ps, Datum d, bool isnull, uint64 *u)
 {
 	int64		v;
 
-	if (isnull)
-		return false;
-	if (ps->src.keytype == INT8OID)
-		v = DatumGetInt64(d);
-	else if (ps->src.keytype == INT4OID)
-		v = DatumGetInt32(d);
-	else
-		v = DatumGetInt16(d);
-	if (v < -QUERY_INLINE_LIMIT || v >= QUERY_INLINE_LIMIT)
+	if (!pairs_integer_key(ps, d, isnull, QUERY_INLINE_LIMIT, &v))
 		return false;
 	*u = (uint64) v & (QUERY_SPOOLED - 1);
 	return true;

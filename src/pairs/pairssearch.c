@@ -78,6 +78,24 @@ make_permutations(PairsState *ps)
  */
 #define INLINE_KEY_LIMIT	(INT64CONST(1) << 47)
 
+/*
+ * An integer key (int2, int4 or int8) as int64; false if it is NULL or
+ * outside [-limit, limit).  Also pairsquery.c's.
+ */
+bool
+pairs_integer_key(PairsState *ps, Datum d, bool isnull, int64 limit, int64 *v)
+{
+	if (isnull)
+		return false;
+	if (ps->src.keytype == INT8OID)
+		*v = DatumGetInt64(d);
+	else if (ps->src.keytype == INT4OID)
+		*v = DatumGetInt32(d);
+	else
+		*v = DatumGetInt16(d);
+	return *v >= -limit && *v < limit;
+}
+
 static bool
 read_key_inline(PairsState *ps, ItemPointer slotpos)
 {
@@ -86,15 +104,7 @@ read_key_inline(PairsState *ps, ItemPointer slotpos)
 	int64		v;
 	uint64		u;
 
-	if (isnull)
-		return false;
-	if (ps->src.keytype == INT8OID)
-		v = DatumGetInt64(d);
-	else if (ps->src.keytype == INT4OID)
-		v = DatumGetInt32(d);
-	else
-		v = DatumGetInt16(d);
-	if (v < -INLINE_KEY_LIMIT || v >= INLINE_KEY_LIMIT)
+	if (!pairs_integer_key(ps, d, isnull, INLINE_KEY_LIMIT, &v))
 		return false;
 	u = (uint64) v;
 	slotpos->ip_blkid.bi_hi = (uint16) (u >> 32);

@@ -37,7 +37,6 @@ created in its database:
 """
 import os
 import random
-import subprocess
 import sys
 import time
 
@@ -50,6 +49,7 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 import corpus  # noqa: E402  (tools/corpus.py)
 import groundtruth as G  # noqa: E402
 import chinese as ZH  # noqa: E402
+from evaluate import copy_escape, psql  # noqa: E402
 
 REPORT = os.path.join(ROOT, "docs", "quality_sentences.md")
 THRESHOLDS = (0.8, 0.9)
@@ -62,19 +62,6 @@ COMBINED = (("sig k=5 m=1", "simhash k=6"), ("sig k=3 m=2", "simhash k=6"))
 
 def log(msg):
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
-
-
-def psql(sql, stdin=None):
-    r = subprocess.run(["psql", "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-f", "-"],
-                       input=(sql if stdin is None else sql + "\n" + stdin + "\\.\n"),
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit(f"psql failed:\n{r.stderr}")
-    return r.stdout
-
-
-def copy_escape(s):
-    return s.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
 
 
 def load(texts):

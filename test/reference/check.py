@@ -30,7 +30,7 @@ import simhash_ref as ref  # noqa: E402
 
 
 def unescape(s):
-    return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t", "\\": "\\"}[m.group(1)], s)
+    return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t", "r": "\r", "\\": "\\"}[m.group(1)], s)
 
 
 def golden_inputs():
@@ -123,12 +123,11 @@ def check_v11(docs):
 
 
 def sentence_goldens():
-    """(label, k, text) of test/golden/sentences.tsv, COPY-unescaped"""
-    esc = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\"}
+    """(label, k, text) of test/golden/sentences.tsv"""
     with open(os.path.join(ROOT, "test/golden/sentences.tsv"), encoding="utf-8") as f:
         for line in f:
             label, k, text = line.rstrip("\n").split("\t")
-            yield label, int(k), re.sub(r"\\(.)", lambda m: esc.get(m.group(1), m.group(1)), text)
+            yield label, int(k), unescape(text)
 
 
 def check_sentence_goldens():

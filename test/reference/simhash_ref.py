@@ -123,17 +123,24 @@ def vote(weighted):
     return fp
 
 
-def chargram_features(text, n):
-    """Character n-grams of the tokens (cjk unigram) joined by spaces, no
-    space between two consecutive single-ideograph tokens."""
-    joined = ""
-    prev_ideograph = False
+def joined_tokens(text):
+    """The tokens (cjk unigram) joined by spaces, no space between two
+    consecutive single-ideograph tokens; and the number of code points of
+    the tokens."""
+    joined, prev_ideograph, length = "", False, 0
     for t in tokens(text, "unigram"):
         ideograph = len(t) == 1 and is_ideograph(ord(t))
         if joined and not (ideograph and prev_ideograph):
             joined += " "
         joined += t
         prev_ideograph = ideograph
+        length += len(t)
+    return joined, length
+
+
+def chargram_features(text, n):
+    """Character n-grams of the joined tokens."""
+    joined, _ = joined_tokens(text)
     if not joined:
         return []
     if len(joined) < n:
@@ -190,20 +197,6 @@ def split_sentences(text):
     return out
 
 
-def sentence_text(sentence):
-    """Tokens joined by spaces, none between two ideographs; and the
-    number of code points of the tokens."""
-    joined, prev_ideograph, length = "", False, 0
-    for t in tokens(sentence, "unigram"):
-        ideograph = len(t) == 1 and is_ideograph(ord(t))
-        if joined and not (ideograph and prev_ideograph):
-            joined += " "
-        joined += t
-        prev_ideograph = ideograph
-        length += len(t)
-    return joined, length
-
-
 def signed64(u):
     return u - (1 << 64) if u >= 1 << 63 else u
 
@@ -213,7 +206,7 @@ def sentence_signature(text, k=5):
     integers, sorted."""
     lengths = {}
     for s in split_sentences(text):
-        joined, length = sentence_text(s)
+        joined, length = joined_tokens(s)
         if length:
             lengths[h64(joined.encode("utf-8"))] = length
     longest = sorted(lengths.items(), key=lambda hl: (-hl[1], hl[0]))[:k]
