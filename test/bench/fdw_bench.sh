@@ -146,11 +146,13 @@ bench() {
 	case " $STAGES " in *" pairs "*)
 		for f in pairs clusters; do
 			for t in single docs; do
-				# the count of result rows and a checksum of them
+				# the count of result rows and a checksum of them; the key
+				# is integer in single (made from the rows), bigint in docs
+				kt=$([ $t = single ] && echo int || echo bigint)
 				if [ $f = pairs ]; then
-					call="simhash_pairs('$t', 'id', 'fp', 3) AS r(x bigint, y bigint, distance int)"
+					call="simhash_pairs('$t', 'id', 'fp', 3) AS r(x $kt, y $kt, distance int)"
 				else
-					call="simhash_clusters('$t', 'id', 'fp', 3) AS r(x bigint, y bigint)"
+					call="simhash_clusters('$t', 'id', 'fp', 3) AS r(x $kt, y $kt)"
 				fi
 				tb=$(on coord -At -c "SELECT pg_stat_force_next_flush()" -c "SELECT temp_bytes FROM pg_stat_database WHERE datname = current_database()" | tail -1)
 				a=$(date +%s.%N)
