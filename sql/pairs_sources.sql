@@ -116,7 +116,29 @@ SELECT * FROM simhash_pairs_query('SELECT id, fp FROM no_such_table', 3) AS p(a 
 SELECT * FROM simhash_clusters_query($$SELECT NULL::int, fp FROM flat WHERE id = 20001 UNION ALL SELECT NULL, fp FROM flat WHERE id = 20001$$, 3) AS c(id int, cluster int);
 SELECT * FROM simhash_pairs_query('WITH gone AS (DELETE FROM flat RETURNING id, fp) SELECT * FROM gone', 3) AS p(a int, b int, distance int);
 SELECT * FROM simhash_pairs('shapes_id_seq', 'last_value', 'log_cnt', 3) AS p(a bigint, b bigint, distance int);
+-- row locks: refused as such (SPI would speak of non-volatile functions)
+SELECT * FROM simhash_pairs_query('SELECT id, fp FROM flat FOR UPDATE', 3) AS p(a int, b int, distance int);
+SELECT * FROM simhash_pairs_query('SELECT id, fp FROM flat FOR SHARE', 3) AS p(a int, b int, distance int);
 SELECT count(*) FROM flat;
+-- a materialized view created WITH NO DATA is refused as a SELECT from it
+-- is; once refreshed, its pairs are the table's
+CREATE MATERIALIZED VIEW flat_mv AS SELECT id, fp FROM flat WITH NO DATA;
+SELECT count(*) FROM simhash_pairs('flat_mv', 'id', 'fp', 3) AS p(a int, b int, distance int);
+SELECT count(*) FROM flat_mv;
+REFRESH MATERIALIZED VIEW flat_mv;
+SELECT (SELECT count(*) FROM (SELECT * FROM simhash_pairs('flat_mv', 'id', 'fp', 3) AS p(a int, b int, distance int) EXCEPT ALL TABLE truth) x) AS extra,
+       (SELECT count(*) FROM (TABLE truth EXCEPT ALL SELECT * FROM simhash_pairs('flat_mv', 'id', 'fp', 3) AS p(a int, b int, distance int)) x) AS missing;
+DROP MATERIALIZED VIEW flat_mv;
+
+-- a table of another table access method (here heap's code under another
+-- name, as Citus columnar would be a name of its own) is read through the
+-- executor, not as a heap: the same pairs
+CREATE ACCESS METHOD heap_twin TYPE TABLE HANDLER heap_tableam_handler;
+CREATE TABLE flat_twin USING heap_twin AS SELECT id, fp FROM flat;
+SELECT (SELECT count(*) FROM (SELECT * FROM simhash_pairs('flat_twin', 'id', 'fp', 3) AS p(a int, b int, distance int) EXCEPT ALL TABLE truth) x) AS extra,
+       (SELECT count(*) FROM (TABLE truth EXCEPT ALL SELECT * FROM simhash_pairs('flat_twin', 'id', 'fp', 3) AS p(a int, b int, distance int)) x) AS missing;
+DROP TABLE flat_twin;
+DROP ACCESS METHOD heap_twin;
 
 DROP VIEW planted_view;
 DROP TABLE parts, flat, truth, truth_clusters;

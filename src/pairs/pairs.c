@@ -57,6 +57,8 @@
  */
 #include "pairs.h"
 
+#include "catalog/pg_am_d.h"
+
 PG_FUNCTION_INFO_V1(simhash_pairs);
 PG_FUNCTION_INFO_V1(simhash_clusters);
 PG_FUNCTION_INFO_V1(simhash_pairs_query);
@@ -83,19 +85,31 @@ column_of(Relation rel, Name column, const char *role)
 /*
  * Where a relation's rows are read: from its heap (the fast path, with
  * TIDs and parallel workers) when it is a plain table or materialized view
- * whose rows are all there and all the caller's to see; through the
- * executor otherwise (pairsquery.c): a partitioned table (every
- * partition), a foreign table (a shard on another server), a view, a table
- * with row-level security (the caller's policies apply), and a table whose
- * rows an extension keeps on other servers (a Citus distributed table).
+ * stored by the heap access method, whose rows are all there and all the
+ * caller's to see; through the executor otherwise (pairsquery.c): a
+ * partitioned table (every partition), a foreign table (a shard on another
+ * server), a view, a table of another access method (Citus columnar, say),
+ * a table with row-level security (the caller's policies apply), and a
+ * table whose rows an extension keeps on other servers (a Citus
+ * distributed table).  A materialized view not yet populated is refused,
+ * as a SELECT from it is.
  */
 static bool
 rows_through_executor(Relation rel)
 {
 	switch (rel->rd_rel->relkind)
 	{
-		case RELKIND_RELATION:
 		case RELKIND_MATVIEW:
+			if (!RelationIsPopulated(rel))
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("materialized view \"%s\" has not been populated",
+								RelationGetRelationName(rel)),
+						 errhint("Use the REFRESH MATERIALIZED VIEW command.")));
+			/* FALLTHROUGH */
+		case RELKIND_RELATION:
+			if (rel->rd_rel->relam != HEAP_TABLE_AM_OID)
+				return true;
 			if (check_enable_rls(RelationGetRelid(rel), InvalidOid, false) == RLS_ENABLED)
 				return true;
 			return pairs_rows_elsewhere(rel);

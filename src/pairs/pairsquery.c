@@ -243,18 +243,25 @@ pairs_relation_query(Relation rel, AttrNumber keyatt, AttrNumber fpatt)
 											   RelationGetRelationName(rel)));
 }
 
-/* Does a SELECT change data (INSERT, UPDATE or DELETE in its WITH)? */
+/*
+ * Does a SELECT change data (INSERT, UPDATE or DELETE in its WITH), or lock
+ * rows (FOR UPDATE, FOR SHARE)?
+ */
 static bool
-modifies_data(CachedPlanSource *source)
+modifies_data(CachedPlanSource *source, bool *locks)
 {
 	ListCell   *lc;
+	bool		modifies = false;
 
+	*locks = false;
 	foreach(lc, source->query_list)
 	{
-		if (((Query *) lfirst(lc))->hasModifyingCTE)
-			return true;
+		Query	   *q = (Query *) lfirst(lc);
+
+		modifies |= q->hasModifyingCTE;
+		*locks |= q->hasForUpdate;
 	}
-	return false;
+	return modifies;
 }
 
 /*
@@ -275,6 +282,7 @@ pairs_query_open(PairsState *ps, const char *query)
 	Form_pg_attribute keyatt;
 	Oid			fptype;
 	TypeCacheEntry *tce;
+	bool		locks;
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -286,16 +294,30 @@ pairs_query_open(PairsState *ps, const char *query)
 	sources = SPI_plan_get_plan_sources(plan);
 	if (list_length(sources) != 1 ||
 		((CachedPlanSource *) linitial(sources))->commandTag != CMDTAG_SELECT ||
-		!SPI_is_cursor_plan(plan) ||
-		modifies_data((CachedPlanSource *) linitial(sources)))
+		!SPI_is_cursor_plan(plan))
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("the query must be a single SELECT that returns a key and a fingerprint and changes no data"),
+				 errmsg("the query must be a single SELECT that returns a key and a fingerprint"),
 				 errdetail("The query was: %s", query)));
+
 	/*
-	 * Read-only: under the statement's snapshot, and a data-modifying WITH
-	 * is refused.
+	 * The SELECT itself may not write: a data-modifying WITH and row locks
+	 * are refused (SPI's read-only mode would refuse the locks too, with a
+	 * message about non-volatile functions).  The functions it calls run
+	 * as in any SELECT of the caller's: with the caller's rights, and a
+	 * volatile one may write.
 	 */
+	if (modifies_data((CachedPlanSource *) linitial(sources), &locks))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("the query must not change data: a data-modifying WITH is refused"),
+				 errdetail("The query was: %s", query)));
+	if (locks)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("the query must not lock rows: FOR UPDATE and FOR SHARE are refused"),
+				 errdetail("The query was: %s", query)));
+	/* Under the statement's snapshot, read-only */
 	portal = SPI_cursor_open(NULL, plan, NULL, NULL, true);
 	MemoryContextSwitchTo(cxt);
 	desc = portal->tupDesc;
