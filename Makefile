@@ -35,6 +35,8 @@ OBJS = \
 	src/index/permcost.o \
 	src/index/permvalidate.o \
 	src/index/permexclude.o \
+	src/index/permradius.o \
+	src/index/permowner.o \
 	src/index/permcheck.o \
 	src/index/perminfo.o \
 	src/pairs/pairs.o \

@@ -1,10 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * perm.c
- *		simhash_perm: the access method handler, reloptions and build
- *		phase names; and running a table's index expressions as its owner
- *		(PermBecomeTableOwner).  The design is in README.perm; perm.h lists
- *		the files.
+ *		simhash_perm: the access method handler, reloptions, settings and
+ *		build phase names.  The design is in README.perm; perm.h lists the
+ *		files.
  *
  * IDENTIFICATION
  *	  src/index/perm.c
@@ -83,6 +82,9 @@ PermInit(void)
 							GUC_UNIT_KB,
 							NULL, NULL, NULL);
 	MarkGUCPrefixReserved("simhash");
+
+	/* ALTER INDEX ... SET (max_distance) of a constraint checks the rows */
+	PermRadiusInit();
 }
 
 /* Parse and validate WITH (...) */
@@ -184,32 +186,4 @@ simhash_perm_handler(PG_FUNCTION_ARGS)
 	amroutine->amparallelrescan = NULL;
 
 	PG_RETURN_POINTER(amroutine);
-}
-
-/*
- * Become the owner of heap, in a security-restricted operation, before
- * evaluating its index expressions or a partial index's predicate outside
- * of CREATE INDEX (simhash_perm_check's heapallindexed, the NULL rows of an
- * ordered scan).  Those are the table owner's code: run as the caller, an
- * owner's IMMUTABLE wrapper would run with a superuser's rights when one
- * checks the index.  REINDEX and contrib/amcheck do the same since
- * CVE-2022-1552.  GUC changes the code makes are undone by
- * PermRestoreUser, or by the transaction's abort.
- */
-void
-PermBecomeTableOwner(Relation heap, PermSavedUser *saved)
-{
-	GetUserIdAndSecContext(&saved->userid, &saved->sec_context);
-	SetUserIdAndSecContext(heap->rd_rel->relowner,
-						   saved->sec_context | SECURITY_RESTRICTED_OPERATION);
-	saved->gucnestlevel = NewGUCNestLevel();
-	SimhashRestrictSearchPath();
-}
-
-/* Back to the caller's user id after PermBecomeTableOwner */
-void
-PermRestoreUser(PermSavedUser *saved)
-{
-	AtEOXact_GUC(false, saved->gucnestlevel);
-	SetUserIdAndSecContext(saved->userid, saved->sec_context);
 }

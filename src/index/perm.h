@@ -12,11 +12,12 @@
  *
  * Files, from the callbacks down (calls only go down this list; README in
  * this folder):
- *	perm.c			handler, reloptions, build phase names; running a table's
- *					index expressions as its owner
+ *	perm.c			handler, reloptions, settings, build phase names
  *	permcheck.c		simhash_perm_check(): proves an index sound, as amcheck does
  *	perminfo.c		simhash_perm_info(); opening an index for inspection
  *	permbuild.c		ambuild, ambuildempty: sort each table, write bottom up
+ *	permradius.c	an exclusion constraint's radius always holds for its rows:
+ *					ALTER INDEX ... SET (max_distance) and rebuilds check them
  *	perminsert.c	aminsert: the insert path, page splits, new roots, WAL
  *	permscan.c		ambeginscan .. amendscan; the radius scan
  *	permknn.c		the nearest-neighbour scan: nearest first, ring by ring
@@ -30,6 +31,7 @@
  *					metapage and the roots it records; the per-index state
  *	permleaf.c		the compact leaf format
  *	permlayout.c	the bit layout: blocks, tables, permutations, s(r)
+ *	permowner.c		running a table's index expressions as its owner
  * Below them: the record sort (src/recsort), the fingerprint voter
  * (src/fingerprint) and the type (src/type).
  *
@@ -47,6 +49,7 @@
 #include "storage/bufmgr.h"
 #include "storage/lockdefs.h"
 #include "utils/relcache.h"
+#include "utils/snapshot.h"
 
 #include "compat.h"
 #include "recsort.h"
@@ -397,20 +400,9 @@ PermPermute(const PermPermutation *perm, uint64 fp)
  * Prototypes, by the file that defines them
  */
 
-/* perm.c: the handler, reloptions, and running the table owner's code */
-
-/* The caller's user and GUC level, while a table's owner runs its code */
-typedef struct PermSavedUser
-{
-	Oid			userid;
-	int			sec_context;
-	int			gucnestlevel;
-} PermSavedUser;
-
+/* perm.c: the handler, reloptions and settings */
 extern void PermInit(void);
 extern bytea *permoptions(Datum reloptions, bool validate);
-extern void PermBecomeTableOwner(Relation heap, PermSavedUser *saved);
-extern void PermRestoreUser(PermSavedUser *saved);
 
 /* perminfo.c */
 extern Relation PermOpenIndexForInspection(Oid indexoid, LOCKMODE lockmode,
@@ -421,6 +413,10 @@ extern IndexBuildResult *permbuild(Relation heap, Relation index,
 								   struct IndexInfo *indexInfo);
 extern void permbuildempty(Relation index);
 
+/* permradius.c */
+extern void PermRadiusInit(void);
+extern void PermCheckRebuiltConstraint(Relation heap, Relation index);
+
 /* perminsert.c */
 extern bool perm_fail_after_split;
 extern int	perm_leaf_map_memory;
@@ -430,9 +426,28 @@ extern bool perminsert(Relation index, Datum *values, bool *isnull,
 					   struct IndexInfo *indexInfo);
 
 /* permexclude.c */
+
+/*
+ * Reading rows by TID with the fingerprint the index holds for them (index
+ * expressions evaluated as the executor does), to recheck a match against
+ * the row itself
+ */
+typedef struct PermRowReader
+{
+	Relation	heap;
+	struct EState *estate;
+	struct IndexInfo *info;
+	struct TupleTableSlot *slot;
+	struct IndexFetchTableData *fetch;
+} PermRowReader;
+
 pg_noreturn extern void PermNearDupOutsideConstraint(void);
 extern bool PermScanIsConstraintCheck(IndexScanDesc scan);
 extern int	PermConstraintRadius(IndexScanDesc scan, PermState *state);
+extern PermRowReader *PermRowReaderBegin(Relation heap, Relation index);
+extern bool PermRowReaderFetch(PermRowReader *reader, ItemPointer tid,
+							   Snapshot snapshot, uint64 *fp);
+extern void PermRowReaderEnd(PermRowReader *reader);
 
 /* permscan.c */
 extern IndexScanDesc permbeginscan(Relation index, int nkeys, int norderbys);
@@ -543,5 +558,18 @@ extern int	PermPrefixFlips(int blocks, int max_distance, int radius);
 extern bool PermRingsByTable(const PermLayout *layout);
 extern void PermRingsToSee(const PermLayout *layout, int c, int *ring,
 						   int *tables);
+
+/* permowner.c */
+
+/* The caller's user and GUC level, while a table's owner runs its code */
+typedef struct PermSavedUser
+{
+	Oid			userid;
+	int			sec_context;
+	int			gucnestlevel;
+} PermSavedUser;
+
+extern void PermBecomeTableOwner(Relation heap, PermSavedUser *saved);
+extern void PermRestoreUser(PermSavedUser *saved);
 
 #endif							/* SIMHASH_PERM_H */

@@ -420,6 +420,17 @@ permbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	MemoryContextSwitchTo(oldcxt);
 	MemoryContextDelete(bs.cxt);
 
+	/*
+	 * An exclusion constraint's index rebuilt without PostgreSQL's check
+	 * (VACUUM FULL, CLUSTER: reindex_index drops the exclusion operators
+	 * from indexInfo) checks its rows against its radius itself, which the
+	 * reloption may have changed since the rows were last checked
+	 * (permradius.c).
+	 */
+	if (indexInfo->ii_ExclusionOps == NULL && index->rd_index != NULL &&
+		index->rd_index->indisexclusion)
+		PermCheckRebuiltConstraint(heap, index);
+
 	result = palloc(sizeof(IndexBuildResult));
 	result->heap_tuples = reltuples;
 	result->index_tuples = bs.n;

@@ -25,10 +25,19 @@
  * the constraint again.  So ~= means "within the index's max_distance",
  * which only the index knows: outside a constraint's check (a query's
  * WHERE fp ~= v, by index or sequentially) it raises an error that points
- * to hamming_near(), and the scan that serves a check hands rows out
- * without recheck (the index's distance on the exact stored key is the
- * answer).  Other designs weighed are in README.perm, "Exclusion
+ * to hamming_near().  Other designs weighed are in README.perm, "Exclusion
  * constraints".
+ *
+ * The check's recheck.  PostgreSQL rechecks a row the check's scan returns
+ * by calling the operator's function on the two values, which cannot know
+ * the radius; so the scan rechecks each match itself before handing it out
+ * (PermRowReader): it reads the row by its TID under the check's snapshot,
+ * computes the row's indexed value as the executor does (index expressions
+ * included) and keeps the match only if that value lies within the radius.
+ * A damaged key in the index may then hide a row from the check, never
+ * refuse (or, under ON CONFLICT DO NOTHING, drop) an innocent one.  The
+ * matches of a check are few (the rows of transactions in progress, or one
+ * committed conflict), so the heap reads cost nothing on the common path.
  *
  * IDENTIFICATION
  *	  src/index/permexclude.c
@@ -38,6 +47,9 @@
 #include "postgres.h"
 
 #include "access/relscan.h"
+#include "access/tableam.h"
+#include "catalog/index.h"
+#include "executor/executor.h"
 #include "fmgr.h"
 #include "utils/builtins.h"
 #include "utils/rel.h"
@@ -116,4 +128,64 @@ PermConstraintRadius(IndexScanDesc scan, PermState *state)
 						 quote_identifier(RelationGetRelationName(scan->indexRelation)),
 						 state->layout.max_distance)));
 	return state->layout.max_distance;
+}
+
+/*
+ * Start reading rows of heap by TID with their indexed fingerprint, for
+ * index's definition.  Allocated in the current memory context; the caller
+ * ends it with PermRowReaderEnd.
+ */
+PermRowReader *
+PermRowReaderBegin(Relation heap, Relation index)
+{
+	PermRowReader *reader = palloc0(sizeof(PermRowReader));
+
+	reader->heap = heap;
+	reader->estate = CreateExecutorState();
+	reader->info = BuildIndexInfo(index);
+	reader->slot = table_slot_create(heap, NULL);
+	reader->fetch = table_index_fetch_begin(heap);
+	GetPerTupleExprContext(reader->estate)->ecxt_scantuple = reader->slot;
+	return reader;
+}
+
+/*
+ * Read the row at tid (the root of its HOT chain, as the index stores it)
+ * under snapshot.  Returns false when no version of it is visible, or its
+ * indexed value is NULL; otherwise sets *fp to the value the index would
+ * hold for it.  The indexed value is the same along a HOT chain, so the
+ * first visible version answers.
+ */
+bool
+PermRowReaderFetch(PermRowReader *reader, ItemPointer tid, Snapshot snapshot,
+				   uint64 *fp)
+{
+	ItemPointerData t = *tid;
+	bool		call_again = false;
+	bool		all_dead = false;
+	Datum		values[INDEX_MAX_KEYS];
+	bool		isnull[INDEX_MAX_KEYS];
+	bool		found;
+
+	ExecClearTuple(reader->slot);
+	found = table_index_fetch_tuple(reader->fetch, &t, snapshot, reader->slot,
+									&call_again, &all_dead);
+	if (!found)
+		return false;
+	FormIndexDatum(reader->info, reader->slot, reader->estate, values, isnull);
+	ResetPerTupleExprContext(reader->estate);
+	if (isnull[0])
+		return false;
+	*fp = DatumGetUInt64(values[0]);
+	return true;
+}
+
+/* End a PermRowReaderBegin */
+void
+PermRowReaderEnd(PermRowReader *reader)
+{
+	table_index_fetch_end(reader->fetch);
+	ExecDropSingleTupleTableSlot(reader->slot);
+	FreeExecutorState(reader->estate);
+	pfree(reader);
 }

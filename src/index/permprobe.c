@@ -283,39 +283,51 @@ PermTidListSortUnique(PermTidList *list)
 	list->n = PermTidsSortUnique(list->tids, list->n);
 }
 
-/* Callback of PermCountWithin: collect the TIDs */
+/* Callback of PermSearchCenter: collect the TIDs */
 static void
-count_collect(void *arg, ItemPointer tid, uint64 key, int distance)
+center_collect(void *arg, ItemPointer tid, uint64 key, int distance)
 {
 	PermTidListAdd((PermTidList *) arg, CurrentMemoryContext, tid);
 }
 
 /*
+ * Every entry of the index within radius of center, dead ones included:
+ * their TIDs, sorted, each once though several tables find it.  found is
+ * emptied first and grown in the current memory context.
+ */
+void
+PermSearchCenter(Relation index, uint64 center, int radius, PermTidList *found)
+{
+	PermState  *state = PermGetState(index);
+	PermQuery	q;
+	int			t;
+
+	q.center = center;
+	q.radius = radius;
+	for (t = 0; t < state->layout.ntables; t++)
+		q.key[t] = PermPermute(&state->perm[t], center);
+	found->n = 0;
+	search_queries(index, &q, 1, center_collect, found, NULL);
+	PermTidListSortUnique(found);
+}
+
+/*
  * For each of n fingerprints, how many entries of the index lie within k
- * of it, each row counted once though several tables find it: the sample
- * of a batch joined to the indexed table, for the join estimate of
- * hamming_near (planner.c).  Costs one search of the index each.
+ * of it, each row counted once: the sample of a batch joined to the
+ * indexed table, for the join estimate of hamming_near (planner.c).  Costs
+ * one search of the index each.
  */
 void
 PermCountWithin(Relation index, const uint64 *centers, int n, int k,
 				double *counts)
 {
-	PermState  *state = PermGetState(index);
-	PermQuery	q;
 	PermTidList found = {0};
-	int			i,
-				t;
+	int			i;
 
 	for (i = 0; i < n; i++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		q.center = centers[i];
-		q.radius = k;
-		for (t = 0; t < state->layout.ntables; t++)
-			q.key[t] = PermPermute(&state->perm[t], centers[i]);
-		found.n = 0;
-		search_queries(index, &q, 1, count_collect, &found, NULL);
-		PermTidListSortUnique(&found);
+		PermSearchCenter(index, centers[i], k, &found);
 		counts[i] = (double) found.n;
 	}
 	if (found.tids)

@@ -50,6 +50,8 @@ typedef struct PermScanOpaqueData
 	 */
 	bool		keep_pins;
 	PermPinList pins;
+	PermRowReader *rows;		/* reads a match's row, to recheck it; in the
+								 * scan's own context, NULL until needed */
 
 	/* unordered scans: every match, handed out in TID order */
 	PermTidList matches;
@@ -122,6 +124,8 @@ extern bool PermQualsToQueries(IndexScanDesc scan, PermState *state,
 							   PermQuery *queries, int first);
 extern int64 PermTidsSortUnique(ItemPointer tids, int64 n);
 extern void PermTidListSortUnique(PermTidList *list);
+extern void PermSearchCenter(Relation index, uint64 center, int radius,
+							 PermTidList *found);
 
 /* permknn.c */
 extern bool PermKnnGettuple(IndexScanDesc scan, PermScanOpaque so);

@@ -10,8 +10,9 @@
  * neither quals nor ORDER BY) are read nearest first by permknn.c.
  *
  * Every row is handed out for recheck: the executor applies the quals, and
- * recomputes fp <-> q, on the row's own fingerprint (but for an exclusion
- * constraint's check; permexclude.c).  The index's keys are
+ * recomputes fp <-> q, on the row's own fingerprint.  An exclusion
+ * constraint's check is rechecked here instead, since its operator has no
+ * radius of its own (permexclude.c).  The index's keys are
  * exact, so on a sound index the recheck changes nothing; on a damaged one
  * (a bit flipped in a stored key, which no page check can see) it turns a
  * wrong row into a missing one (README.perm, "Damaged indexes").
@@ -32,6 +33,7 @@
 
 #include "perm.h"
 #include "permprobe.h"
+#include "simhash.h"
 
 /* ambeginscan */
 IndexScanDesc
@@ -66,6 +68,8 @@ permrescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys,
 		memmove(scan->orderByData, orderbys,
 				scan->numberOfOrderBys * sizeof(ScanKeyData));
 	PermReleasePins(&so->pins);
+	if (so->rows)
+		PermRowReaderEnd(so->rows);
 	MemoryContextReset(cxt);
 	memset(so, 0, sizeof(*so));
 	so->cxt = cxt;
@@ -78,6 +82,35 @@ collect_tid(void *arg, ItemPointer tid, uint64 key, int distance)
 	PermScanOpaque so = (PermScanOpaque) arg;
 
 	PermTidListAdd(&so->matches, so->cxt, tid);
+}
+
+/*
+ * Does the row of a constraint check's match lie within the constraint's
+ * radius of the new row's value?  Read under the check's (dirty) snapshot,
+ * its fingerprint computed from the row as the executor computes the new
+ * row's, so that a damaged key in the index cannot make an innocent row
+ * conflict (README.perm, "Exclusion constraints").  A row no version of
+ * which the snapshot sees is no conflict either: the executor would skip
+ * it.  Called only for matches, which are few.
+ */
+static bool
+constraint_row_matches(IndexScanDesc scan, PermScanOpaque so)
+{
+	uint64		fp;
+
+	if (scan->heapRelation == NULL)
+		return true;			/* not reached: the executor passes the table */
+	if (so->rows == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(GetMemoryChunkContext(so));
+
+		so->rows = PermRowReaderBegin(scan->heapRelation, scan->indexRelation);
+		MemoryContextSwitchTo(old);
+	}
+	if (!PermRowReaderFetch(so->rows, &scan->xs_heaptid, scan->xs_snapshot, &fp))
+		return false;
+	return simhash_hamming(fp, DatumGetUInt64(scan->keyData[0].sk_argument)) <=
+		PermConstraintRadius(scan, PermGetState(scan->indexRelation));
 }
 
 /*
@@ -138,16 +171,18 @@ permgettuple(IndexScanDesc scan, ScanDirection dir)
 		so->searched = true;
 	}
 
-	if (so->next < so->matches.n)
+	while (so->next < so->matches.n)
 	{
 		scan->xs_heaptid = so->matches.tids[so->next++];
 
 		/*
 		 * The executor checks the row's own fingerprint (README.perm),
 		 * except in a constraint's check: ~= has no radius of its own, so
-		 * the index's distance is the answer.
+		 * the check's match is rechecked here.
 		 */
 		scan->xs_recheck = !so->keep_pins;
+		if (so->keep_pins && !constraint_row_matches(scan, so))
+			continue;
 		return true;
 	}
 	return false;
@@ -211,6 +246,8 @@ permendscan(IndexScanDesc scan)
 	PermScanOpaque so = (PermScanOpaque) scan->opaque;
 
 	PermReleasePins(&so->pins);
+	if (so->rows)
+		PermRowReaderEnd(so->rows);
 	MemoryContextDelete(so->cxt);
 	pfree(so);
 }
