@@ -30,6 +30,8 @@ OBJS = \
 	src/index/permscan.o \
 	src/index/permknn.o \
 	src/index/permbuild.o \
+	src/index/permgrow.o \
+	src/index/permwrite.o \
 	src/index/perminsert.o \
 	src/index/permvacuum.o \
 	src/index/permcost.o \
@@ -77,7 +79,7 @@ ISOLATION_OPTS = --inputdir=$(srcdir)/test/isolation --load-extension=simhash
 # Debian's libxxhash-dev: the header is compiled in (XXH_INLINE_ALL), so the
 # module has no runtime dependency and no exported xxHash symbols.
 SUBSYSTEMS = type fingerprint recsort index pairs planner
-PG_CPPFLAGS = -I$(srcdir)/src $(foreach d,$(SUBSYSTEMS),-I$(srcdir)/src/$(d))
+PG_CPPFLAGS = -I$(srcdir)/src
 # -Wextra, less -Wunused-parameter: PostgreSQL's own headers trip it, and so
 # do the fixed signatures of index AM callbacks.
 PG_CFLAGS = -Wextra -Wno-unused-parameter

@@ -71,5 +71,66 @@ INSERT INTO churn SELECT g, pseudo_fp(g) FROM generate_series(50001, 75000) g;
 SELECT pg_relation_size('churn_idx')::float8 / :size_built < 1.1 AS space_reused;
 SELECT count(*) FROM churn WHERE hamming_near(fp, pseudo_fp(60000), 0);
 
-DROP TABLE grow, probes, same, lowent, churn;
+-- An index created empty takes the layout of uniform fingerprints.  Rows
+-- that come later with two blocks of that layout constant (bits 63, 59, ..,
+-- 3 and 62, 58, .., 2) would land under one prefix in two of its four
+-- tables, which every probe would then read whole.  While the index is
+-- young its layout follows the rows (permgrow.c): the inserts themselves
+-- choose a new one, and the index ends as balanced as one built on them.
+CREATE TABLE late (id int, fp simhash64);
+CREATE INDEX late_idx ON late USING simhash_perm (fp);
+SELECT string_agg(prefix, ';' ORDER BY table_no) AS uniform_layout FROM simhash_perm_info('late_idx') \gset
+INSERT INTO late SELECT g, ((pseudo_fp(g)::bigint) & ~x'cccccccccccccccc'::bigint)::simhash64
+  FROM generate_series(1, 20000) g;
+SELECT string_agg(prefix, ';' ORDER BY table_no) <> :'uniform_layout' AS layout_changed,
+       max(largest_bucket) < 1000 AS balanced, min(entries) = 20000 AS every_row
+  FROM simhash_perm_info('late_idx');
+SELECT probe_buffers('late', ((pseudo_fp(7)::bigint) & ~x'cccccccccccccccc'::bigint)::simhash64, 3) <= 10 AS probe_reads_few;
+SELECT count(*) FROM simhash_perm_check('late_idx', true);
+-- answers equal a sequential scan's, at the design radius and above it
+CREATE TEMP TABLE late_q AS SELECT fp AS q FROM late WHERE id % 199 = 0
+  UNION ALL SELECT ((pseudo_fp(-g)::bigint) & ~x'cccccccccccccccc'::bigint)::simhash64 FROM generate_series(1, 20) g;
+SET enable_seqscan = off;
+CREATE TEMP TABLE late_got AS
+  SELECT q, k, l.id FROM late_q, generate_series(0, 7) k, LATERAL (SELECT id FROM late WHERE hamming_near(fp, q, k)) l;
+RESET enable_seqscan;
+SET enable_indexscan = off; SET enable_bitmapscan = off;
+CREATE TEMP TABLE late_want AS
+  SELECT q, k, l.id FROM late_q, generate_series(0, 7) k, LATERAL (SELECT id FROM late WHERE hamming_distance(fp, q) <= k) l;
+RESET enable_indexscan; RESET enable_bitmapscan;
+SELECT (SELECT count(*) FROM late_want) > 1000 AS many,
+       (SELECT count(*) FROM (TABLE late_got EXCEPT ALL TABLE late_want) x) AS extra,
+       (SELECT count(*) FROM (TABLE late_want EXCEPT ALL TABLE late_got) x) AS missing;
+-- VACUUM passes by the pages of the earlier layout: it counts the rows once
+DELETE FROM late WHERE id % 2 = 0;
+VACUUM late;
+SELECT reltuples FROM pg_class WHERE relname = 'late_idx';
+SELECT count(*) FROM simhash_perm_check('late_idx', true);
+
+-- Uniform fingerprints keep the uniform layout: no pages are rewritten
+CREATE TABLE late_uniform (id int, fp simhash64);
+CREATE INDEX late_uniform_idx ON late_uniform USING simhash_perm (fp);
+INSERT INTO late_uniform SELECT g, pseudo_fp(g) FROM generate_series(1, 20000) g;
+SELECT string_agg(prefix, ';' ORDER BY table_no) = :'uniform_layout' AS layout_kept,
+       max(index_pages) = sum(leaf_pages) + 1 + (SELECT count(*) FROM simhash_perm_info('late_uniform_idx') WHERE height > 1) AS no_pages_left_behind
+  FROM simhash_perm_info('late_uniform_idx');
+
+-- A layout chosen from 65,536 rows or more is final.  If the rows that
+-- come later are skewed, VACUUM and ANALYZE say so, with the hint to
+-- REINDEX, which chooses the layout from the rows it then holds (and then
+-- says nothing more).  Many copies of one fingerprint are not skew.
+CREATE TABLE drift (id int, fp simhash64);
+INSERT INTO drift SELECT g, pseudo_fp(g) FROM generate_series(1, 70000) g;
+CREATE INDEX drift_idx ON drift USING simhash_perm (fp);
+INSERT INTO drift SELECT g, ((pseudo_fp(g)::bigint) & ~x'cccccccccccccccc'::bigint)::simhash64
+  FROM generate_series(70001, 82000) g;
+ANALYZE drift;
+VACUUM drift;
+REINDEX INDEX drift_idx;
+ANALYZE drift;
+TRUNCATE drift;
+INSERT INTO drift SELECT g, pseudo_fp(1) FROM generate_series(1, 20000) g;
+VACUUM drift;
+
+DROP TABLE grow, probes, same, lowent, churn, late, late_uniform, drift;
 DROP FUNCTION probe_buffers(regclass, simhash64, int);

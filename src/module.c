@@ -18,7 +18,7 @@
 
 #include "fmgr.h"
 
-#include "perm.h"
+#include "index/perm.h"
 
 PG_MODULE_MAGIC;
 

@@ -62,8 +62,8 @@
 #error "simhash needs xxHash 0.8.0 or later (libxxhash-dev): XXH3 output, which fingerprints store, is stable only from 0.8.0"
 #endif
 
-#include "fingerprint.h"
-#include "tokenizer_loop.h"
+#include "fingerprint/fingerprint.h"
+#include "fingerprint/tokenizer_loop.h"
 
 /* Scale of the fixed-point log-tf weights (exact integer sums) */
 #define LOG_WEIGHT_SCALE	1000000.0

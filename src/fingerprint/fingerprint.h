@@ -18,7 +18,7 @@
 
 #include "lib/stringinfo.h"
 
-#include "tokenizer.h"
+#include "fingerprint/tokenizer.h"
 
 /* How much each occurrence of a feature counts */
 typedef enum SimhashWeighting

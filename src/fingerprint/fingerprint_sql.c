@@ -27,9 +27,9 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 
-#include "fingerprint.h"
-#include "fingerprint_sql.h"
-#include "simhash.h"
+#include "fingerprint/fingerprint.h"
+#include "fingerprint/fingerprint_sql.h"
+#include "type/simhash.h"
 
 PG_FUNCTION_INFO_V1(simhash_text);
 PG_FUNCTION_INFO_V1(simhash_text_feature_count);

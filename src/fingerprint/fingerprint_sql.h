@@ -14,7 +14,7 @@
 
 #include "fmgr.h"
 
-#include "fingerprint.h"
+#include "fingerprint/fingerprint.h"
 
 extern const char *SimhashStringAsUtf8(const char *s, int len,
 									   size_t *utf8_len);

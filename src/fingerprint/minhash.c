@@ -44,7 +44,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 
-#include "fingerprint_sql.h"
+#include "fingerprint/fingerprint_sql.h"
 
 PG_FUNCTION_INFO_V1(minhash_text);
 PG_FUNCTION_INFO_V1(minhash_jaccard);

@@ -48,8 +48,8 @@
 
 #include "miscadmin.h"
 
-#include "fingerprint.h"
-#include "tokenizer_loop.h"
+#include "fingerprint/fingerprint.h"
+#include "fingerprint/tokenizer_loop.h"
 
 /* One sentence: its hash and length */
 typedef struct Sentence

@@ -15,8 +15,8 @@
  */
 #include "postgres.h"
 
-#include "tokenizer_loop.h"
-#include "unicode_tables.h"
+#include "fingerprint/tokenizer_loop.h"
+#include "fingerprint/unicode_tables.h"
 
 /* Is this ASCII byte part of a word?  (Letters and digits.) */
 static inline bool

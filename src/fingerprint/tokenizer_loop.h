@@ -33,7 +33,7 @@
 
 #include "lib/stringinfo.h"
 
-#include "tokenizer.h"
+#include "fingerprint/tokenizer.h"
 
 /* ASCII case folding */
 static inline unsigned char

@@ -19,7 +19,7 @@
  */
 #include "postgres.h"
 
-#include "fingerprint.h"
+#include "fingerprint/fingerprint.h"
 
 /*
  * byte_spread[b] has bit j of b in the lowest bit of byte j, so adding it to

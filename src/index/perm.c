@@ -20,7 +20,8 @@
 #include "utils/guc.h"
 #include "utils/rel.h"
 
-#include "perm.h"
+#include "index/perm.h"
+#include "index/permleaf.h"
 
 PG_FUNCTION_INFO_V1(simhash_perm_handler);
 

@@ -19,6 +19,9 @@
  *	permradius.c	an exclusion constraint's radius always holds for its rows:
  *					ALTER INDEX ... SET (max_distance) and rebuilds check them
  *	perminsert.c	aminsert: the insert path, page splits, new roots, WAL
+ *	permgrow.c		a young index's layout follows the rows: a new layout
+ *					written beside the old, one metapage record switches
+ *	permwrite.c		writing whole tables bottom up (CREATE INDEX, permgrow.c)
  *	permscan.c		ambeginscan .. amendscan; the radius scan
  *	permknn.c		the nearest-neighbour scan: nearest first, ring by ring
  *	permprobe.c		queries into prefix probes; lists of heap TIDs
@@ -29,7 +32,8 @@
  *	permdescend.c	descending a table, leaf maps, probing a prefix range
  *	permpage.c		pages: initialisation, new pages, internal pages, the
  *					metapage and the roots it records; the per-index state
- *	permleaf.c		the compact leaf format
+ *	permleaf.c		the compact leaf format (permleaf.h): encoding, appends,
+ *					the search within a leaf
  *	permlayout.c	the bit layout: blocks, tables, permutations, s(r)
  *	permowner.c		running a table's index expressions as its owner
  * Below them: the record sort (src/recsort), the fingerprint voter
@@ -52,7 +56,7 @@
 #include "utils/snapshot.h"
 
 #include "compat.h"
-#include "recsort.h"
+#include "recsort/recsort.h"
 
 /*
  * Constants
@@ -82,9 +86,14 @@
 #define PERM_ROOT				(1 << 3)
 #define PERM_INCOMPLETE_SPLIT	(1 << 4)	/* right sibling lacks a downlink */
 #define PERM_KEY_OFFSET			(1 << 5)	/* leaf keys stored as key - lokey */
+#define PERM_ODD_LAYOUT			(1 << 6)	/* written for a layout of odd
+											 * generation (permgrow.c) */
 #define PERM_TREE_FLAGS \
 	(PERM_LEAF | PERM_INTERNAL | PERM_ROOT | PERM_INCOMPLETE_SPLIT | \
-	 PERM_KEY_OFFSET)
+	 PERM_KEY_OFFSET | PERM_ODD_LAYOUT)
+
+/* The flag of the pages of a layout of generation g */
+#define PermLayoutFlag(g)		(((g) & 1) ? PERM_ODD_LAYOUT : 0)
 
 /* Deepest tree a page may claim (a 64-table index of 2^40 rows has 5) */
 #define PERM_MAX_LEVEL			32
@@ -156,6 +165,25 @@ typedef PermMetaPageData *PermMetaPage;
 
 #define PermPageGetMeta(page) ((PermMetaPage) PageGetContents(page))
 
+/*
+ * How the layout follows the rows (permgrow.c), after the tables in the
+ * metapage.  Indexes built before simhash 1.6 have none: their layout
+ * never changes (PermMetaGetGrowth returns NULL).
+ */
+#define PERM_GROWTH_MAGIC		0x47524F57	/* "GROW" */
+
+typedef struct PermMetaGrowth
+{
+	uint32		magic;			/* PERM_GROWTH_MAGIC */
+	uint32		generation;		/* layouts before this one */
+	uint64		layout_rows;	/* entries the layout was chosen from */
+	BlockNumber layout_start;	/* the first block of this layout's trees:
+								 * blocks before it belong to earlier ones */
+	BlockNumber next_check;		/* relation length at which an insert looks
+								 * at the layout again; InvalidBlockNumber:
+								 * never */
+} PermMetaGrowth;
+
 /* Special space of every page */
 typedef struct PermPageOpaqueData
 {
@@ -189,14 +217,10 @@ typedef PermPageOpaqueData *PermPageOpaque;
 	(PermPageGetOpaque(page)->rightlink == InvalidBlockNumber)
 
 /*
- * Key of an entry: permuted fingerprint, then heap TID as tie-breaker.  The
- * TID is stored as its 6 bytes, so entries pack without padding.
+ * An entry is a KeyTid (recsort.h): the permuted fingerprint, then the heap
+ * TID as tie-breaker, the record the record sort puts in order.  The TID
+ * is stored as its 6 bytes, so entries pack without padding.
  */
-/*
- * A permuted fingerprint and its row: an index entry, and the record that
- * the record sort (src/recsort) puts in order.
- */
-typedef SortRec PermKey;
 
 /*
  * Internal pages hold (key, TID, child) downlinks of 18 bytes; leaf entries
@@ -258,7 +282,7 @@ typedef struct PermLeafMap
 {
 	int			nleaves;
 	bool		stale;
-	PermKey    *lowkeys;		/* lowkeys[0] stands for minus infinity */
+	KeyTid    *lowkeys;		/* lowkeys[0] stands for minus infinity */
 	BlockNumber *blocks;
 	Buffer	   *recent;			/* the buffer a leaf was last read from */
 } PermLeafMap;
@@ -282,7 +306,12 @@ typedef struct PermAppendScratch
  */
 typedef struct PermState
 {
+	MemoryContext cxt;			/* holds the state and all it points to */
 	PermLayout	layout;
+	bool		has_growth;		/* the metapage has a PermMetaGrowth */
+	PermMetaGrowth growth;		/* as the metapage had it when read */
+	uint32		inserts;		/* this backend's inserts, to space out
+								 * looks at the layout */
 	BlockNumber nblocks;		/* the relation has at least this many blocks */
 	BlockNumber root[PERM_MAX_TABLES];
 	int			root_level[PERM_MAX_TABLES];
@@ -318,72 +347,11 @@ typedef void (*PermMatchCallback) (void *arg, ItemPointer tid, uint64 key,
  * Inline helpers, used in the inner loops of descents, probes and builds
  */
 
-/*
- * What a leaf adds to each stored key (permleaf.c): its low key, on pages
- * written in the offset format (PERM_KEY_OFFSET); on pages of indexes built
- * before it, the bits of the low key above the stored bytes.
- */
-static inline uint64
-PermLeafKeyBase(PermPageOpaque opaque)
-{
-	if (opaque->flags & PERM_KEY_OFFSET)
-		return opaque->lokey;
-	if (opaque->key_bytes >= 8)
-		return 0;
-	return opaque->lokey & ~((UINT64CONST(1) << (8 * opaque->key_bytes)) - 1);
-}
-
-/*
- * Reading a leaf's keys without their TIDs, for the loops that test every
- * entry against a query (permdescend.c): a key is one unaligned 8-byte load,
- * masked to the page's key bytes, plus the page's PermLeafKeyBase()
- * (permleaf.c describes the format).  The load may read past
- * the last entry: the special space follows the entries.  Little-endian
- * only; elsewhere it decodes byte by byte as permleaf.c does.
- */
-typedef struct PermLeafKeys
-{
-	const unsigned char *entries;
-	int			entry_size;
-	uint64		mask;			/* the stored key bytes */
-	uint64		base;			/* added to them: PermLeafKeyBase() */
-} PermLeafKeys;
-
-static inline void
-PermLeafKeysInit(PermLeafKeys *lk, Page page)
-{
-	PermPageOpaque opaque = (PermPageOpaque) PageGetSpecialPointer(page);
-	int			kb = opaque->key_bytes;
-
-	lk->entries = (const unsigned char *) PermPageEntries(page);
-	lk->entry_size = kb + opaque->block_bytes + opaque->off_bytes;
-	lk->mask = kb >= 8 ? PG_UINT64_MAX : (UINT64CONST(1) << (8 * kb)) - 1;
-	lk->base = PermLeafKeyBase(opaque);
-}
-
-static inline uint64
-PermLeafKeyAt(const PermLeafKeys *lk, int i)
-{
-	const unsigned char *p = lk->entries + (size_t) i * lk->entry_size;
-	uint64		v;
-
-#ifdef WORDS_BIGENDIAN
-	int			b;
-
-	v = 0;
-	for (b = 7; b >= 0; b--)
-		v = (v << 8) | p[b];
-#else
-	memcpy(&v, p, sizeof(v));
-#endif
-	return lk->base + (v & lk->mask);
-}
-
 /* Order of entries: permuted key as unsigned, then heap TID */
 static inline int
-PermCompareKeys(const PermKey *a, const PermKey *b)
+PermCompareKeys(const KeyTid *a, const KeyTid *b)
 {
-	return SortRecCompare(a, b);
+	return KeyTidCompare(a, b);
 }
 
 /* A fingerprint's key in one table, through its lookup tables */
@@ -412,6 +380,17 @@ extern Relation PermOpenIndexForInspection(Oid indexoid, LOCKMODE lockmode,
 extern IndexBuildResult *permbuild(Relation heap, Relation index,
 								   struct IndexInfo *indexInfo);
 extern void permbuildempty(Relation index);
+
+/* permgrow.c */
+extern void PermGrowthAfterBuild(PermMetaGrowth *growth, int64 rows,
+								 BlockNumber nblocks);
+extern void PermGrowMaybeRelayout(Relation index);
+
+/* permwrite.c */
+extern void PermWriteTables(Relation index, ForkNumber fork, RecStore *rows,
+							int64 n, int64 budget, const PermLayout *layout,
+							uint16 flags, bool log_pages, bool progress,
+							BlockNumber *roots, uint16 *root_levels);
 
 /* permradius.c */
 extern void PermRadiusInit(void);
@@ -482,7 +461,7 @@ extern void PermCountWithin(Relation index, const uint64 *centers, int n, int k,
 /* permdescend.c */
 extern double PermProbePages(Relation index, int table, int root_level);
 extern Buffer PermLeftmostPage(Relation index, int table, int target_level);
-extern Buffer PermDescend(Relation index, int table, const PermKey *key,
+extern Buffer PermDescend(Relation index, int table, const KeyTid *key,
 						  int target_level, int lockmode);
 extern void PermProbeRange(Relation index, int table, uint64 lo, uint64 hi,
 						   uint64 query_key, int max_distance,
@@ -495,7 +474,7 @@ extern void PermProbeRanges(Relation index, int table, const uint64 *lo, int n,
 extern void PermReleasePins(PermPinList *pins);
 
 /* permpage.c */
-extern const PermKey PermMinKey;
+extern const KeyTid PermMinKey;
 pg_noreturn extern void PermReportCorruption(Relation index, BlockNumber blkno,
 										 const char *detail);
 extern void PermCheckPage(Relation index, Buffer buf, int table, int level);
@@ -507,49 +486,31 @@ extern Buffer PermReadPage(Relation index, BlockNumber from, BlockNumber blkno,
 extern Buffer PermStepRight(Relation index, Buffer buf, int lockmode,
 							int64 *steps);
 extern void PermCountStep(Relation index, BlockNumber blkno, int64 *steps);
-extern void PermCheckMetaPage(Relation index, Page page);
 extern Buffer PermReadMetaPage(Relation index, int lockmode);
 extern void PermInitPage(Page page, uint16 flags, uint16 table, uint16 level);
 extern Buffer PermNewBuffer(Relation index, ForkNumber forknum);
-extern void PermReadInternalEntry(Page page, int i, PermKey *out,
+extern void PermReadInternalEntry(Page page, int i, KeyTid *out,
 								  BlockNumber *child);
-extern void PermWriteInternalEntry(char *slot, const PermKey *key,
+extern void PermWriteInternalEntry(char *slot, const KeyTid *key,
 								   BlockNumber child);
-extern char *PermInternalSlot(Page page, int i);
-extern void PermInternalAdd(Page page, const PermKey *key, BlockNumber child);
+extern void PermInternalAdd(Page page, const KeyTid *key, BlockNumber child);
 extern void PermInternalSet(Page page, const char *entries, int n);
-extern void PermPageReadKey(Page page, int i, PermKey *out);
-extern int	PermPageLowerBound(Page page, const PermKey *key);
-extern bool PermPageBeyondHighKey(Page page, const PermKey *key);
+extern void PermPageReadKey(Page page, int i, KeyTid *out);
+extern int	PermPageLowerBound(Page page, const KeyTid *key);
+extern bool PermPageBeyondHighKey(Page page, const KeyTid *key);
 extern BlockNumber PermGetRoot(Relation index, int table, int target_level,
 							   int *level);
 extern void PermMetaSnapshot(Relation index, PermTable *tables, int *ntables);
+extern bool PermMetaGetGrowth(Page metapage, PermMetaGrowth *growth);
+extern void PermMetaSetGrowth(Page metapage, const PermMetaGrowth *growth);
 extern PermState *PermGetState(Relation index);
-
-/* permleaf.c */
-extern bool perm_write_old_leaf_format;
-extern int	PermLeafEntrySize(Page page);
-extern void PermReadLeafEntry(Page page, int i, PermKey *out);
-extern int	PermLeafFormatSize(uint64 lo, uint64 hi, BlockNumber maxblock,
-							   OffsetNumber maxoff);
-extern bool PermLeafSetEntries(Page page, const PermKey *keys, int n,
-							   int nsorted);
-extern int	PermLeafSortedEntries(Page page, PermKey *out);
-extern bool PermLeafHasRoom(Page page, const PermKey *key);
-extern bool PermLeafAppendIsPlain(Page page, const PermKey *key);
-extern int	PermLeafEncodeEntry(Page page, const PermKey *key, char *out);
-extern bool PermLeafAppend(Page page, const PermKey *key, int *slot);
-extern int	PermLeafRemove(Page page, bool (*dead) (ItemPointer tid, void *arg),
-						   void *arg, int *kept);
-extern int	PermCompareKeysQsort(const void *a, const void *b);
+extern void PermForgetState(Relation index);
 
 /* permlayout.c (SimhashVoter: fingerprint.h) */
 struct SimhashVoter;
 extern int	PermCountTables(int blocks, int max_distance);
 extern void PermCheckLayoutOptions(int max_distance, int blocks);
 extern void PermLayoutOptions(Relation index, int *max_distance, int *blocks);
-extern void PermChooseLayout(int max_distance, int blocks,
-							 const double *bit_ones, PermLayout *layout);
 extern void PermChooseLayoutFromVotes(int max_distance, int blocks,
 									  const struct SimhashVoter *votes, int64 n,
 									  PermLayout *layout);

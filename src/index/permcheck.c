@@ -42,12 +42,13 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "perm.h"
+#include "index/perm.h"
+#include "index/permleaf.h"
 
 PG_FUNCTION_INFO_V1(simhash_perm_check);
 
 #define ST_SORT sort_check_entries
-#define ST_ELEMENT_TYPE PermKey
+#define ST_ELEMENT_TYPE KeyTid
 #define ST_COMPARE(a, b) PermCompareKeys(a, b)
 #define ST_SCOPE static
 #define ST_DEFINE
@@ -71,7 +72,7 @@ typedef struct TableCheck
 	int64		entries;
 	int64		incomplete_splits;
 	/* heapallindexed: this table's keys of the heap rows, sorted */
-	PermKey    *heap_keys;
+	KeyTid    *heap_keys;
 	int64		nheap;
 	int64		heap_next;		/* next heap key to find in the leaves */
 } TableCheck;
@@ -86,7 +87,7 @@ corrupt(TableCheck *tc, BlockNumber blkno, const char *what)
 
 /* The error for a heap row that a table of the index lacks */
 static void
-missing_row(TableCheck *tc, const PermKey *h, const char *where)
+missing_row(TableCheck *tc, const KeyTid *h, const char *where)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_INDEX_CORRUPTED),
@@ -127,14 +128,14 @@ collect_row(Relation index, ItemPointer tid, Datum *values, bool *isnull,
  * order) with the heap keys.
  */
 static void
-check_entries(TableCheck *tc, Buffer buf, const PermKey *low, PermKey *prev,
-			  bool *have_prev, PermKey *scratch)
+check_entries(TableCheck *tc, Buffer buf, const KeyTid *low, KeyTid *prev,
+			  bool *have_prev, KeyTid *scratch)
 {
 	Page		page = BufferGetPage(buf);
 	BlockNumber blkno = BufferGetBlockNumber(buf);
 	PermPageOpaque opaque = PermPageGetOpaque(page);
 	bool		leaf = PermPageIsLeaf(page);
-	PermKey		hikey;
+	KeyTid		hikey;
 	int			i,
 				n;
 
@@ -142,7 +143,7 @@ check_entries(TableCheck *tc, Buffer buf, const PermKey *low, PermKey *prev,
 	hikey.tid = opaque->hikey_tid;
 	for (i = 0; i < opaque->nentries; i++)
 	{
-		PermKey		k;
+		KeyTid		k;
 
 		PermPageReadKey(page, i, &k);
 
@@ -180,7 +181,7 @@ check_entries(TableCheck *tc, Buffer buf, const PermKey *low, PermKey *prev,
 		n = PermLeafSortedEntries(page, scratch);
 		for (i = 0; i < n && tc->heap_next < tc->nheap; i++)
 		{
-			PermKey    *h = &tc->heap_keys[tc->heap_next];
+			KeyTid    *h = &tc->heap_keys[tc->heap_next];
 			int			c = PermCompareKeys(h, &scratch[i]);
 
 			if (c < 0)
@@ -200,8 +201,8 @@ check_entries(TableCheck *tc, Buffer buf, const PermKey *low, PermKey *prev,
  */
 static void
 check_level(TableCheck *tc, BlockNumber first, int level, bool root_level,
-			const BlockNumber *children, const PermKey *child_keys,
-			int64 nchildren, BlockNumber **out_children, PermKey **out_keys,
+			const BlockNumber *children, const KeyTid *child_keys,
+			int64 nchildren, BlockNumber **out_children, KeyTid **out_keys,
 			int64 *out_n)
 {
 	Relation	index = tc->index;
@@ -210,8 +211,8 @@ check_level(TableCheck *tc, BlockNumber first, int level, bool root_level,
 	int64		cap = 1024;
 	bool		left_incomplete = false;
 	bool		have_prev = false;
-	PermKey		prev = {0};
-	PermKey    *scratch = palloc(PERM_LEAF_MAX_ENTRIES * sizeof(PermKey));
+	KeyTid		prev = {0};
+	KeyTid    *scratch = palloc(PERM_LEAF_MAX_ENTRIES * sizeof(KeyTid));
 	Buffer		buf;
 
 	*out_n = 0;
@@ -220,7 +221,7 @@ check_level(TableCheck *tc, BlockNumber first, int level, bool root_level,
 	if (level > 0)
 	{
 		*out_children = palloc(cap * sizeof(BlockNumber));
-		*out_keys = palloc(cap * sizeof(PermKey));
+		*out_keys = palloc(cap * sizeof(KeyTid));
 	}
 
 	buf = PermReadPage(index, InvalidBlockNumber, first, BUFFER_LOCK_SHARE,
@@ -230,7 +231,7 @@ check_level(TableCheck *tc, BlockNumber first, int level, bool root_level,
 		Page		page = BufferGetPage(buf);
 		BlockNumber blkno = BufferGetBlockNumber(buf);
 		PermPageOpaque opaque = PermPageGetOpaque(page);
-		const PermKey *low = NULL;
+		const KeyTid *low = NULL;
 		int			i;
 
 		tc->pages++;
@@ -259,7 +260,7 @@ check_level(TableCheck *tc, BlockNumber first, int level, bool root_level,
 		check_entries(tc, buf, low, &prev, &have_prev, scratch);
 		if (low != NULL && level > 0)
 		{
-			PermKey		k0;
+			KeyTid		k0;
 
 			PermPageReadKey(page, 0, &k0);
 			if (PermCompareKeys(&k0, low) != 0)
@@ -273,7 +274,7 @@ check_level(TableCheck *tc, BlockNumber first, int level, bool root_level,
 			{
 				cap *= 2;
 				*out_children = repalloc_huge(*out_children, cap * sizeof(BlockNumber));
-				*out_keys = repalloc_huge(*out_keys, cap * sizeof(PermKey));
+				*out_keys = repalloc_huge(*out_keys, cap * sizeof(KeyTid));
 			}
 			PermReadInternalEntry(page, i, &(*out_keys)[*out_n],
 								  &(*out_children)[*out_n]);
@@ -299,7 +300,7 @@ static void
 check_table(TableCheck *tc, const PermTable *meta_table)
 {
 	BlockNumber *children = NULL;
-	PermKey    *keys = NULL;
+	KeyTid    *keys = NULL;
 	int64		nchildren = 0;
 	BlockNumber first = meta_table->root;
 	int			level;
@@ -307,7 +308,7 @@ check_table(TableCheck *tc, const PermTable *meta_table)
 	for (level = meta_table->root_level; level >= 0; level--)
 	{
 		BlockNumber *next_children;
-		PermKey    *next_keys;
+		KeyTid    *next_keys;
 		int64		nnext;
 
 		CHECK_FOR_INTERRUPTS();
@@ -398,7 +399,7 @@ simhash_perm_check(PG_FUNCTION_ARGS)
 			int64		i;
 
 			PermMakePermutation(tables[t].bits, perm);
-			tc.heap_keys = palloc_extended(Max(rows.n, 1) * sizeof(PermKey),
+			tc.heap_keys = palloc_extended(Max(rows.n, 1) * sizeof(KeyTid),
 										   MCXT_ALLOC_HUGE);
 			for (i = 0; i < rows.n; i++)
 			{

@@ -43,9 +43,10 @@
 #include "utils/rel.h"
 #include "utils/selfuncs.h"
 
-#include "perm.h"
-#include "simhash_query.h"
-#include "simhash.h"
+#include "index/perm.h"
+#include "index/permleaf.h"
+#include "type/simhash_query.h"
+#include "type/simhash.h"
 
 /*
  * Sort unsigned 64-bit keys (prefixes, permuted fingerprints) ascending.

@@ -23,8 +23,9 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "perm.h"
-#include "simhash.h"
+#include "index/perm.h"
+#include "index/permleaf.h"
+#include "type/simhash.h"
 
 /* Right-moves after which a leaf map is considered stale */
 #define LEAF_MAP_MAX_MOVES	2
@@ -38,7 +39,7 @@
 
 /* Memory of a map of n leaves */
 #define LEAF_MAP_BYTES(n) \
-	((int64) (n) * (int64) (sizeof(PermKey) + sizeof(BlockNumber) + sizeof(Buffer)))
+	((int64) (n) * (int64) (sizeof(KeyTid) + sizeof(BlockNumber) + sizeof(Buffer)))
 
 /* simhash.leaf_map_memory: kB the leaf maps of one index may use, per backend */
 int			perm_leaf_map_memory = PERM_DEFAULT_LEAF_MAP_MEMORY;
@@ -53,7 +54,7 @@ int			perm_leaf_map_memory = PERM_DEFAULT_LEAF_MAP_MEMORY;
  * before the leaf split is still right about it.
  */
 static void
-check_leaf_reached(Relation index, Buffer buf, const PermKey *key)
+check_leaf_reached(Relation index, Buffer buf, const KeyTid *key)
 {
 	PermPageOpaque opaque = PermPageGetOpaque(BufferGetPage(buf));
 
@@ -75,7 +76,7 @@ PermLeftmostPage(Relation index, int table, int target_level)
 
 	for (;;)
 	{
-		PermKey		k;
+		KeyTid		k;
 
 		buf = PermReadPage(index, from, blkno, BUFFER_LOCK_SHARE, table, level);
 		if (level == target_level)
@@ -122,7 +123,7 @@ build_leaf_map(Relation index, int table)
 	int			cap = 1024;
 	int64		steps = 0;
 
-	map = MemoryContextAllocZero(index->rd_indexcxt, sizeof(PermLeafMap));
+	map = MemoryContextAllocZero(PermGetState(index)->cxt, sizeof(PermLeafMap));
 
 	/* a fresh root: the map is only as good as the level it is read from */
 	state->root_level[table] = -1;
@@ -130,16 +131,16 @@ build_leaf_map(Relation index, int table)
 	if (level == 0)
 	{
 		map->nleaves = 1;
-		map->lowkeys = MemoryContextAlloc(index->rd_indexcxt, sizeof(PermKey));
-		map->blocks = MemoryContextAlloc(index->rd_indexcxt, sizeof(BlockNumber));
-		map->recent = MemoryContextAllocZero(index->rd_indexcxt, sizeof(Buffer));
+		map->lowkeys = MemoryContextAlloc(PermGetState(index)->cxt, sizeof(KeyTid));
+		map->blocks = MemoryContextAlloc(PermGetState(index)->cxt, sizeof(BlockNumber));
+		map->recent = MemoryContextAllocZero(PermGetState(index)->cxt, sizeof(Buffer));
 		map->lowkeys[0] = PermMinKey;
 		map->blocks[0] = blkno;
 		return map;
 	}
 
-	map->lowkeys = MemoryContextAlloc(index->rd_indexcxt, cap * sizeof(PermKey));
-	map->blocks = MemoryContextAlloc(index->rd_indexcxt, cap * sizeof(BlockNumber));
+	map->lowkeys = MemoryContextAlloc(PermGetState(index)->cxt, cap * sizeof(KeyTid));
+	map->blocks = MemoryContextAlloc(PermGetState(index)->cxt, cap * sizeof(BlockNumber));
 	buf = PermLeftmostPage(index, table, 1);
 	for (;;)
 	{
@@ -163,7 +164,7 @@ build_leaf_map(Relation index, int table)
 		while (map->nleaves + opaque->nentries > cap)
 		{
 			cap *= 2;
-			map->lowkeys = repalloc(map->lowkeys, cap * sizeof(PermKey));
+			map->lowkeys = repalloc(map->lowkeys, cap * sizeof(KeyTid));
 			map->blocks = repalloc(map->blocks, cap * sizeof(BlockNumber));
 		}
 		for (i = 0; i < opaque->nentries; i++)
@@ -179,7 +180,7 @@ build_leaf_map(Relation index, int table)
 	UnlockReleaseBuffer(buf);
 	if (map->nleaves > 0)
 		map->lowkeys[0] = PermMinKey;
-	map->recent = MemoryContextAllocZero(index->rd_indexcxt,
+	map->recent = MemoryContextAllocZero(PermGetState(index)->cxt,
 										 Max(map->nleaves, 1) * sizeof(Buffer));
 	state->leafmap_bytes += LEAF_MAP_BYTES(map->nleaves);
 	return map;
@@ -219,7 +220,7 @@ PermProbePages(Relation index, int table, int root_level)
 
 /* The map's entry of the leaf to start from for key (see PermLeafMap) */
 static int
-leaf_map_lookup(PermLeafMap *map, const PermKey *key)
+leaf_map_lookup(PermLeafMap *map, const KeyTid *key)
 {
 	int			lo = 1,
 				hi = map->nleaves - 1,
@@ -246,7 +247,7 @@ leaf_map_lookup(PermLeafMap *map, const PermKey *key)
  * same way.  *moves counts the steps.
  */
 static Buffer
-move_right(Relation index, Buffer buf, const PermKey *key, int lockmode,
+move_right(Relation index, Buffer buf, const KeyTid *key, int lockmode,
 		   int64 *moves)
 {
 	while (PermPageBeyondHighKey(BufferGetPage(buf), key))
@@ -260,7 +261,7 @@ move_right(Relation index, Buffer buf, const PermKey *key, int lockmode,
  * usable map.
  */
 static Buffer
-descend_by_map(Relation index, int table, const PermKey *key, int lockmode)
+descend_by_map(Relation index, int table, const KeyTid *key, int lockmode)
 {
 	PermState  *state = PermGetState(index);
 	PermLeafMap *map = state->leafmap[table];
@@ -291,10 +292,10 @@ descend_by_map(Relation index, int table, const PermKey *key, int lockmode)
 
 /* The downlink of an internal page to follow for key */
 static BlockNumber
-choose_child(Page page, const PermKey *key)
+choose_child(Page page, const KeyTid *key)
 {
 	int			slot = PermPageLowerBound(page, key);
-	PermKey		sep;
+	KeyTid		sep;
 	BlockNumber child;
 
 	/* the last downlink whose separator is <= key; slot 0 is -infinity */
@@ -319,7 +320,7 @@ choose_child(Page page, const PermKey *key)
  * their downlink was read.
  */
 Buffer
-PermDescend(Relation index, int table, const PermKey *key, int target_level,
+PermDescend(Relation index, int table, const KeyTid *key, int target_level,
 			int lockmode)
 {
 	int			level;
@@ -376,14 +377,14 @@ typedef struct LeafProbe
  */
 SIMHASH_POPCNT
 static void
-probe_leaf(Page page, const PermKey *from, uint64 lo, uint64 hi,
+probe_leaf(Page page, const KeyTid *from, uint64 lo, uint64 hi,
 		   uint64 query_key, int max_distance,
 		   PermMatchCallback callback, void *arg, LeafProbe *result)
 {
 	PermPageOpaque opaque = PermPageGetOpaque(page);
 	int			nsorted = opaque->nsorted;
 	PermLeafKeys lk;
-	PermKey		e;
+	KeyTid		e;
 	uint64		key = 0;
 	uint64		far_key;
 	int			i;
@@ -502,7 +503,7 @@ probe_range(Relation index, int table, Buffer buf, uint64 lo, uint64 hi,
 			uint64 query_key, int max_distance,
 			PermMatchCallback callback, void *arg, PermPinList *pins)
 {
-	PermKey		search;
+	KeyTid		search;
 	int64		steps = 0;
 
 	search.key = lo;
@@ -575,7 +576,7 @@ PermProbeRanges(Relation index, int table, const uint64 *lo, int n,
 
 	for (i = 0; i < n; i++)
 	{
-		PermKey		search;
+		KeyTid		search;
 
 		Assert(i == 0 || lo[i] > (lo[i - 1] | low_mask));
 		search.key = lo[i];

@@ -55,7 +55,7 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
-#include "perm.h"
+#include "index/perm.h"
 
 PG_FUNCTION_INFO_V1(simhash_near_duplicate);
 

@@ -27,7 +27,8 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
-#include "perm.h"
+#include "index/perm.h"
+#include "index/permleaf.h"
 
 PG_FUNCTION_INFO_V1(simhash_perm_info);
 
@@ -106,7 +107,7 @@ table_stats(Relation index, int table, int prefix_bits, PermTableStats *st)
 	int64		run = 0;
 	bool		any = false;
 	int			shift = 64 - prefix_bits;
-	PermKey    *entries = palloc(PERM_LEAF_MAX_ENTRIES * sizeof(PermKey));
+	KeyTid    *entries = palloc(PERM_LEAF_MAX_ENTRIES * sizeof(KeyTid));
 	Buffer		buf;
 	int64		steps = 0;
 

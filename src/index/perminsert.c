@@ -29,7 +29,8 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "perm.h"
+#include "index/perm.h"
+#include "index/permleaf.h"
 
 /* simhash.fail_after_split: for tests of incomplete splits (perm.c) */
 bool		perm_fail_after_split = false;
@@ -95,7 +96,7 @@ add_fragment(char *out, Page page, const void *start, size_t len)
  * without changing the page: the new entry, pd_lower and the counts.
  */
 static char *
-plain_append_delta(char *out, Page page, const PermKey *key, int *slot)
+plain_append_delta(char *out, Page page, const KeyTid *key, int *slot)
 {
 	PermPageOpaque opaque = PermPageGetOpaque(page);
 	char		entry[32];
@@ -143,7 +144,7 @@ apply_fragments(Page page, const char *delta, int len)
  * the record.
  */
 static void
-leaves_append_logged(Relation index, int n, LeafAppend *las, const PermKey *keys)
+leaves_append_logged(Relation index, int n, LeafAppend *las, const KeyTid *keys)
 {
 	PermState  *state = PermGetState(index);
 	bool		needwal = RelationNeedsWAL(index);
@@ -151,7 +152,7 @@ leaves_append_logged(Relation index, int n, LeafAppend *las, const PermKey *keys
 	int			i;
 
 	if (state->append_scratch == NULL)
-		state->append_scratch = MemoryContextAlloc(index->rd_indexcxt,
+		state->append_scratch = MemoryContextAlloc(PermGetState(index)->cxt,
 												   sizeof(PermAppendScratch));
 
 	for (i = 0; i < n; i++)
@@ -239,13 +240,13 @@ typedef struct PermSplit
 {
 	bool		leaf;
 	int			n;				/* entries, the new one included */
-	PermKey    *keys;			/* leaf: decoded entries */
+	KeyTid    *keys;			/* leaf: decoded entries */
 	char	   *links;			/* internal: packed downlinks */
 } PermSplit;
 
 /* Gather a full page's entries and the new one (with child, if internal) */
 static void
-split_gather(Page page, const PermKey *key, BlockNumber child, PermSplit *split)
+split_gather(Page page, const KeyTid *key, BlockNumber child, PermSplit *split)
 {
 	int			n = PermPageGetOpaque(page)->nentries;
 
@@ -255,10 +256,10 @@ split_gather(Page page, const PermKey *key, BlockNumber child, PermSplit *split)
 	split->links = NULL;
 	if (split->leaf)
 	{
-		split->keys = palloc((n + 1) * sizeof(PermKey));
+		split->keys = palloc((n + 1) * sizeof(KeyTid));
 		PermLeafSortedEntries(page, split->keys);
 		split->keys[n] = *key;
-		qsort(split->keys, n + 1, sizeof(PermKey), PermCompareKeysQsort);
+		qsort(split->keys, n + 1, sizeof(KeyTid), PermCompareKeysQsort);
 	}
 	else
 	{
@@ -276,7 +277,7 @@ split_gather(Page page, const PermKey *key, BlockNumber child, PermSplit *split)
 
 /* Key of entry i of a split */
 static void
-split_key(const PermSplit *split, int i, PermKey *out)
+split_key(const PermSplit *split, int i, KeyTid *out)
 {
 	if (split->leaf)
 		*out = split->keys[i];
@@ -315,7 +316,7 @@ split_fill(const PermSplit *split, Page page, int from, int to)
  * PERM_INCOMPLETE_SPLIT until its new sibling's downlink is in the parent.
  */
 static void
-split_pages(const PermSplit *split, int nleft, const PermKey *sep, Page lpage,
+split_pages(const PermSplit *split, int nleft, const KeyTid *sep, Page lpage,
 			Page rpage, BlockNumber rblkno, int table, int level, bool was_root)
 {
 	PermPageOpaque lopaque = PermPageGetOpaque(lpage);
@@ -356,11 +357,16 @@ split_free(PermSplit *split)
  */
 static void
 make_new_root(Page newroot, BlockNumber rootblk, Page metapage, int table,
-			  int level, const PermKey *sep, BlockNumber left, BlockNumber right)
+			  int level, const KeyTid *sep, BlockNumber left, BlockNumber right)
 {
 	PermMetaPage meta = PermPageGetMeta(metapage);
+	PermMetaGrowth growth;
+	uint16		layout_flag = 0;
 
-	PermInitPage(newroot, PERM_INTERNAL | PERM_ROOT, table, level + 1);
+	/* the new root belongs to the current layout, as its children do */
+	if (PermMetaGetGrowth(metapage, &growth))
+		layout_flag = PermLayoutFlag(growth.generation);
+	PermInitPage(newroot, PERM_INTERNAL | PERM_ROOT | layout_flag, table, level + 1);
 	PermInternalAdd(newroot, &PermMinKey, left);
 	PermInternalAdd(newroot, sep, right);
 	meta->tables[table].root = rootblk;
@@ -368,7 +374,7 @@ make_new_root(Page newroot, BlockNumber rootblk, Page metapage, int table,
 }
 
 static void complete_split(Relation index, int table, Buffer buf,
-						   const PermKey *sep, BlockNumber rblkno,
+						   const KeyTid *sep, BlockNumber rblkno,
 						   bool maybe_done);
 
 /*
@@ -377,7 +383,7 @@ static void complete_split(Relation index, int table, Buffer buf,
  * new page to the parent, unless a new root was made.
  */
 static void
-split_and_add(Relation index, int table, Buffer buf, const PermKey *key,
+split_and_add(Relation index, int table, Buffer buf, const KeyTid *key,
 			  BlockNumber child)
 {
 	PermPageOpaque opaque = PermPageGetOpaque(BufferGetPage(buf));
@@ -385,7 +391,7 @@ split_and_add(Relation index, int table, Buffer buf, const PermKey *key,
 	bool		was_root = (opaque->flags & PERM_ROOT) != 0;
 	PermSplit	split;
 	int			nleft;
-	PermKey		sep;
+	KeyTid		sep;
 	Buffer		rbuf;
 	Buffer		rootbuf = InvalidBuffer;
 	Buffer		metabuf = InvalidBuffer;
@@ -457,7 +463,7 @@ split_and_add(Relation index, int table, Buffer buf, const PermKey *key,
 
 /* Add a downlink to the locked internal page in buf, splitting if full */
 static void
-add_to_internal(Relation index, int table, Buffer buf, const PermKey *key,
+add_to_internal(Relation index, int table, Buffer buf, const KeyTid *key,
 				BlockNumber child)
 {
 	GenericXLogState *xlog;
@@ -482,7 +488,7 @@ has_downlink(Page page, BlockNumber child)
 
 	for (i = 0; i < n; i++)
 	{
-		PermKey		k;
+		KeyTid		k;
 		BlockNumber c;
 
 		PermReadInternalEntry(page, i, &k, &c);
@@ -497,14 +503,14 @@ has_downlink(Page page, BlockNumber child)
  * finished its own incomplete split first if it has one.
  */
 static Buffer
-descend_for_insert(Relation index, int table, const PermKey *key, int level)
+descend_for_insert(Relation index, int table, const KeyTid *key, int level)
 {
 	Buffer		buf = PermDescend(index, table, key, level, BUFFER_LOCK_EXCLUSIVE);
 	PermPageOpaque opaque = PermPageGetOpaque(BufferGetPage(buf));
 
 	if (opaque->flags & PERM_INCOMPLETE_SPLIT)
 	{
-		PermKey		sep;
+		KeyTid		sep;
 
 		sep.key = opaque->hikey;
 		sep.tid = opaque->hikey_tid;
@@ -521,7 +527,7 @@ descend_for_insert(Relation index, int table, const PermKey *key, int level)
  * the downlink present (maybe_done) and only clears the flag.
  */
 static void
-complete_split(Relation index, int table, Buffer buf, const PermKey *sep,
+complete_split(Relation index, int table, Buffer buf, const KeyTid *sep,
 			   BlockNumber rblkno, bool maybe_done)
 {
 	int			level = PermPageGetOpaque(BufferGetPage(buf))->level;
@@ -541,7 +547,7 @@ complete_split(Relation index, int table, Buffer buf, const PermKey *sep,
 
 /* Insert one (permuted key, TID) entry into a table */
 static void
-insert_entry(Relation index, int table, const PermKey *key)
+insert_entry(Relation index, int table, const KeyTid *key)
 {
 	Buffer		buf = descend_for_insert(index, table, key, 0);
 
@@ -565,7 +571,7 @@ insert_entry(Relation index, int table, const PermKey *key)
  * needed.
  */
 static void
-insert_row(Relation index, int ntables, const PermKey *keys)
+insert_row(Relation index, int ntables, const KeyTid *keys)
 {
 	int			first;
 
@@ -615,13 +621,15 @@ perminsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 		   IndexInfo *indexInfo)
 {
 	PermState  *state;
-	PermKey		keys[PERM_MAX_TABLES];
+	KeyTid		keys[PERM_MAX_TABLES];
 	uint64		fp;
 	int			t;
 
 	if (isnull[0])
 		return false;
 
+	/* a young index may change its layout first (permgrow.c) */
+	PermGrowMaybeRelayout(index);
 	state = PermGetState(index);
 	fp = (uint64) DatumGetInt64(values[0]);
 	for (t = 0; t < state->layout.ntables; t++)

@@ -33,9 +33,9 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
-#include "perm.h"
-#include "permprobe.h"
-#include "simhash.h"
+#include "index/perm.h"
+#include "index/permprobe.h"
+#include "type/simhash.h"
 
 /* A set of heap TIDs (block << 16 | offset): the rows handed out */
 typedef struct HandedEntry

@@ -22,8 +22,8 @@
 
 #include "utils/rel.h"
 
-#include "fingerprint.h"
-#include "perm.h"
+#include "fingerprint/fingerprint.h"
+#include "index/perm.h"
 
 /*
  * Number of tables C(blocks, max_distance), or -1 if it is more than
@@ -220,7 +220,7 @@ next_combination(int *chosen, int k, int n)
  * position, so the result is deterministic; uniform statistics give the
  * interleaved split in which bit i belongs to block (63 - i) mod B.
  */
-void
+static void
 PermChooseLayout(int max_distance, int blocks, const double *bit_ones,
 				 PermLayout *layout)
 {

@@ -42,7 +42,7 @@
 
 #include "storage/bufpage.h"
 
-#include "perm.h"
+#include "index/permleaf.h"
 
 /* simhash.write_old_leaf_format (perm.c): for tests of older indexes */
 bool		perm_write_old_leaf_format = false;
@@ -132,7 +132,7 @@ PermLeafEntrySize(Page page)
 
 /* Entry i of a leaf, decoded */
 void
-PermReadLeafEntry(Page page, int i, PermKey *out)
+PermReadLeafEntry(Page page, int i, KeyTid *out)
 {
 	PermPageOpaque opaque = PermPageGetOpaque(page);
 	int			kb = opaque->key_bytes;
@@ -149,7 +149,7 @@ PermReadLeafEntry(Page page, int i, PermKey *out)
  * entry; returns the entry's size.
  */
 static inline int
-encode_entry(unsigned char *out, const PermKey *key, uint64 base, int kb,
+encode_entry(unsigned char *out, const KeyTid *key, uint64 base, int kb,
 			 int bb, int ob)
 {
 	store_le(out, key->key - base, kb);
@@ -160,7 +160,7 @@ encode_entry(unsigned char *out, const PermKey *key, uint64 base, int kb,
 
 /* Encode an entry at slot i in the page's format */
 static void
-write_leaf_entry(Page page, int i, const PermKey *key)
+write_leaf_entry(Page page, int i, const KeyTid *key)
 {
 	PermPageOpaque opaque = PermPageGetOpaque(page);
 	unsigned char tmp[32];
@@ -173,7 +173,7 @@ write_leaf_entry(Page page, int i, const PermKey *key)
 
 /* Widths that hold every TID of keys[0..n-1] and one more, extra (or NULL) */
 static void
-tid_widths(const PermKey *keys, int n, const PermKey *extra, int *block_bytes,
+tid_widths(const KeyTid *keys, int n, const KeyTid *extra, int *block_bytes,
 		   int *off_bytes)
 {
 	BlockNumber maxblock = 0;
@@ -211,7 +211,7 @@ PermLeafFormatSize(uint64 lo, uint64 hi, BlockNumber maxblock, OffsetNumber maxo
  * changing nothing, if they do not fit.
  */
 bool
-PermLeafSetEntries(Page page, const PermKey *keys, int n, int nsorted)
+PermLeafSetEntries(Page page, const KeyTid *keys, int n, int nsorted)
 {
 	PermPageOpaque opaque = PermPageGetOpaque(page);
 	uint64		lo,
@@ -253,7 +253,7 @@ PermLeafSetEntries(Page page, const PermKey *keys, int n, int nsorted)
 
 /* All entries of a leaf in page order, decoded; returns how many */
 static int
-read_all(Page page, PermKey *out)
+read_all(Page page, KeyTid *out)
 {
 	int			n = PermPageGetOpaque(page)->nentries;
 	int			i;
@@ -265,17 +265,17 @@ read_all(Page page, PermKey *out)
 
 /* All entries of a leaf, in key order, into out[]; returns how many */
 int
-PermLeafSortedEntries(Page page, PermKey *out)
+PermLeafSortedEntries(Page page, KeyTid *out)
 {
 	int			n = read_all(page, out);
 
-	qsort(out, n, sizeof(PermKey), PermCompareKeysQsort);
+	qsort(out, n, sizeof(KeyTid), PermCompareKeysQsort);
 	return n;
 }
 
 /* Could key be appended (in the page's format, widened if needed)? */
 bool
-PermLeafHasRoom(Page page, const PermKey *key)
+PermLeafHasRoom(Page page, const KeyTid *key)
 {
 	PermPageOpaque opaque = PermPageGetOpaque(page);
 	int			bb = Max(opaque->block_bytes,
@@ -293,7 +293,7 @@ PermLeafHasRoom(Page page, const PermKey *key)
  * (PermLeafAppend's first case).
  */
 bool
-PermLeafAppendIsPlain(Page page, const PermKey *key)
+PermLeafAppendIsPlain(Page page, const KeyTid *key)
 {
 	PermPageOpaque opaque = PermPageGetOpaque(page);
 
@@ -307,7 +307,7 @@ PermLeafAppendIsPlain(Page page, const PermKey *key)
  * room past the entry); returns the entry's size.
  */
 int
-PermLeafEncodeEntry(Page page, const PermKey *key, char *out)
+PermLeafEncodeEntry(Page page, const KeyTid *key, char *out)
 {
 	PermPageOpaque opaque = PermPageGetOpaque(page);
 
@@ -325,7 +325,7 @@ PermLeafEncodeEntry(Page page, const PermKey *key, char *out)
  * copy of the page outside their critical section (perminsert.c).
  */
 bool
-PermLeafAppend(Page page, const PermKey *key, int *slot)
+PermLeafAppend(Page page, const KeyTid *key, int *slot)
 {
 	PermPageOpaque opaque = PermPageGetOpaque(page);
 	int			bb = Max(opaque->block_bytes,
@@ -333,7 +333,7 @@ PermLeafAppend(Page page, const PermKey *key, int *slot)
 	int			ob = Max(opaque->off_bytes,
 						 bytes_for(ItemPointerGetOffsetNumberNoCheck(&key->tid)));
 	int			n = opaque->nentries;
-	PermKey		keys[PERM_LEAF_MAX_ENTRIES];
+	KeyTid		keys[PERM_LEAF_MAX_ENTRIES];
 
 	if (bb == opaque->block_bytes && ob == opaque->off_bytes &&
 		n + 1 - opaque->nsorted < PERM_LEAF_TAIL_MAX)
@@ -349,7 +349,7 @@ PermLeafAppend(Page page, const PermKey *key, int *slot)
 	/* rewrite: sort the tail with the new entry and merge it in */
 	{
 		int			ns = opaque->nsorted;
-		PermKey		tail[PERM_LEAF_TAIL_MAX + 1];
+		KeyTid		tail[PERM_LEAF_TAIL_MAX + 1];
 		int			nt = 0,
 					a = 0,
 					b = 0,
@@ -361,7 +361,7 @@ PermLeafAppend(Page page, const PermKey *key, int *slot)
 		for (i = ns; i < n; i++)
 			tail[nt++] = keys[i];
 		tail[nt++] = *key;
-		qsort(tail, nt, sizeof(PermKey), PermCompareKeysQsort);
+		qsort(tail, nt, sizeof(KeyTid), PermCompareKeysQsort);
 		/* merge keys[0..ns) and tail[0..nt) from the back into keys[] */
 		a = ns - 1;
 		b = nt - 1;
@@ -394,7 +394,7 @@ PermLeafRemove(Page page, bool (*dead) (ItemPointer tid, void *arg), void *arg,
 	int			nkept = 0,
 				nkept_sorted = 0,
 				i;
-	PermKey		keys[PERM_LEAF_MAX_ENTRIES];
+	KeyTid		keys[PERM_LEAF_MAX_ENTRIES];
 	bool		ok;
 
 	read_all(page, keys);
@@ -419,5 +419,106 @@ PermLeafRemove(Page page, bool (*dead) (ItemPointer tid, void *arg), void *arg,
 int
 PermCompareKeysQsort(const void *a, const void *b)
 {
-	return PermCompareKeys((const PermKey *) a, (const PermKey *) b);
+	return PermCompareKeys((const KeyTid *) a, (const KeyTid *) b);
+}
+
+/*
+ * Compare entry i of a leaf with key: the key alone, read without its TID,
+ * unless the two keys are equal.
+ */
+static inline int
+leaf_compare(Page page, const PermLeafKeys *lk, int i, const KeyTid *key)
+{
+	uint64		k = PermLeafKeyAt(lk, i);
+	KeyTid		e;
+
+	if (k != key->key)
+		return k < key->key ? -1 : 1;
+	PermReadLeafEntry(page, i, &e);
+	return ItemPointerCompare(&e.tid, (ItemPointer) &key->tid);
+}
+
+/*
+ * First slot of a leaf's sorted part whose key is >= key.  Keys are
+ * permuted fingerprints, close to uniform within the leaf's range [low
+ * key, high key]: the search guesses the slot from the key's place in that
+ * range (known from the special space, without reading an entry), then
+ * gallops out from the guess until the answer is bracketed and finishes by
+ * bisection.  A probe that would take ten cache misses to bisect a leaf
+ * takes two or three; on skewed keys the gallop keeps it within twice the
+ * bisection's steps.  Slots before lo are < key and slots from hi on are
+ * >= key throughout.
+ */
+int
+PermLeafLowerBound(Page page, const KeyTid *key)
+{
+	PermPageOpaque opaque = PermPageGetOpaque(page);
+	int			n = opaque->nsorted;
+	PermLeafKeys lk;
+	uint64		lokey,
+				hikey;
+	int			guess,
+				step,
+				lo = 0,
+				hi = n;
+
+	if (n == 0)
+		return 0;
+	PermLeafKeysInit(&lk, page);
+	lokey = opaque->lokey;
+	hikey = PermPageIsRightmost(page) ? PermLeafKeyAt(&lk, n - 1) : opaque->hikey;
+	if (key->key <= lokey || hikey <= lokey)
+		guess = 0;
+	else if (key->key >= hikey)
+		guess = n - 1;
+	else
+		guess = (int) ((double) (key->key - lokey) / (double) (hikey - lokey) * n);
+	guess = Max(0, Min(guess, n - 1));
+
+	if (leaf_compare(page, &lk, guess, key) < 0)
+	{
+		/* the answer lies after guess: gallop right */
+		lo = guess + 1;
+		for (step = 1; lo < hi; step *= 2)
+		{
+			int			p = guess + step;
+
+			if (p >= n)
+				break;
+			if (leaf_compare(page, &lk, p, key) >= 0)
+			{
+				hi = p;
+				break;
+			}
+			lo = p + 1;
+		}
+	}
+	else
+	{
+		/* the answer is guess or before it: gallop left */
+		hi = guess;
+		for (step = 1; lo < hi; step *= 2)
+		{
+			int			p = guess - step;
+
+			if (p < 0)
+				break;
+			if (leaf_compare(page, &lk, p, key) < 0)
+			{
+				lo = p + 1;
+				break;
+			}
+			hi = p;
+		}
+	}
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (leaf_compare(page, &lk, mid, key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }

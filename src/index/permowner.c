@@ -21,7 +21,7 @@
 #include "utils/guc.h"
 #include "utils/rel.h"
 
-#include "perm.h"
+#include "index/perm.h"
 
 /*
  * Become the owner of heap, in a security-restricted operation, before

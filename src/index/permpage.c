@@ -31,15 +31,17 @@
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "perm.h"
+#include "index/perm.h"
+#include "index/permleaf.h"
 
 /*
  * A key below every real key: the first downlink of a level's leftmost page
  * stands for it.
  */
-const PermKey PermMinKey = {0, {{0, 0}, 0}};
+const KeyTid PermMinKey = {0, {{0, 0}, 0}};
 
 /* Initialise a page of any kind */
 void
@@ -86,7 +88,7 @@ PermNewBuffer(Relation index, ForkNumber forknum)
 }
 
 /* Slot i of an internal page */
-char *
+static char *
 PermInternalSlot(Page page, int i)
 {
 	return PermPageEntries(page) + (size_t) i * PERM_INTERNAL_ENTRY_SIZE;
@@ -94,7 +96,7 @@ PermInternalSlot(Page page, int i)
 
 /* Entry i of an internal page: separator key and child */
 void
-PermReadInternalEntry(Page page, int i, PermKey *out, BlockNumber *child)
+PermReadInternalEntry(Page page, int i, KeyTid *out, BlockNumber *child)
 {
 	char	   *p = PermInternalSlot(page, i);
 
@@ -105,7 +107,7 @@ PermReadInternalEntry(Page page, int i, PermKey *out, BlockNumber *child)
 
 /* Write a downlink into a slot (of a page or of an array of downlinks) */
 void
-PermWriteInternalEntry(char *slot, const PermKey *key, BlockNumber child)
+PermWriteInternalEntry(char *slot, const KeyTid *key, BlockNumber child)
 {
 	memcpy(slot, &key->key, sizeof(uint64));
 	memcpy(slot + sizeof(uint64), &key->tid, sizeof(ItemPointerData));
@@ -114,7 +116,7 @@ PermWriteInternalEntry(char *slot, const PermKey *key, BlockNumber child)
 
 /* Put a downlink into an internal page with room, in key order */
 void
-PermInternalAdd(Page page, const PermKey *key, BlockNumber child)
+PermInternalAdd(Page page, const KeyTid *key, BlockNumber child)
 {
 	PermPageOpaque opaque = PermPageGetOpaque(page);
 	int			pos = PermPageLowerBound(page, key);
@@ -141,7 +143,7 @@ PermInternalSet(Page page, const char *entries, int n)
 
 /* Key of entry i, on a page of either kind */
 void
-PermPageReadKey(Page page, int i, PermKey *out)
+PermPageReadKey(Page page, int i, KeyTid *out)
 {
 	if (PermPageIsLeaf(page))
 		PermReadLeafEntry(page, i, out);
@@ -159,116 +161,15 @@ PermPageReadKey(Page page, int i, PermKey *out)
  * given that every slot before lo is < key and every slot from hi on >= key.
  */
 static int
-lower_bound_between(Page page, const PermKey *key, int lo, int hi)
+lower_bound_between(Page page, const KeyTid *key, int lo, int hi)
 {
 	while (lo < hi)
 	{
 		int			mid = lo + (hi - lo) / 2;
-		PermKey		k;
+		KeyTid		k;
 
 		PermPageReadKey(page, mid, &k);
 		if (PermCompareKeys(&k, key) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/*
- * Compare entry i of a leaf with key: the key alone, read without its TID,
- * unless the two keys are equal.
- */
-static inline int
-leaf_compare(Page page, const PermLeafKeys *lk, int i, const PermKey *key)
-{
-	uint64		k = PermLeafKeyAt(lk, i);
-	PermKey		e;
-
-	if (k != key->key)
-		return k < key->key ? -1 : 1;
-	PermReadLeafEntry(page, i, &e);
-	return ItemPointerCompare(&e.tid, (ItemPointer) &key->tid);
-}
-
-/*
- * First slot of a leaf's sorted part whose key is >= key.  Keys are
- * permuted fingerprints, close to uniform within the leaf's range [low
- * key, high key]: the search guesses the slot from the key's place in that
- * range (known from the special space, without reading an entry), then
- * gallops out from the guess until the answer is bracketed and finishes by
- * bisection.  A probe that would take ten cache misses to bisect a leaf
- * takes two or three; on skewed keys the gallop keeps it within twice the
- * bisection's steps.  Slots before lo are < key and slots from hi on are
- * >= key throughout.
- */
-static int
-leaf_lower_bound(Page page, const PermKey *key)
-{
-	PermPageOpaque opaque = PermPageGetOpaque(page);
-	int			n = opaque->nsorted;
-	PermLeafKeys lk;
-	uint64		lokey,
-				hikey;
-	int			guess,
-				step,
-				lo = 0,
-				hi = n;
-
-	if (n == 0)
-		return 0;
-	PermLeafKeysInit(&lk, page);
-	lokey = opaque->lokey;
-	hikey = PermPageIsRightmost(page) ? PermLeafKeyAt(&lk, n - 1) : opaque->hikey;
-	if (key->key <= lokey || hikey <= lokey)
-		guess = 0;
-	else if (key->key >= hikey)
-		guess = n - 1;
-	else
-		guess = (int) ((double) (key->key - lokey) / (double) (hikey - lokey) * n);
-	guess = Max(0, Min(guess, n - 1));
-
-	if (leaf_compare(page, &lk, guess, key) < 0)
-	{
-		/* the answer lies after guess: gallop right */
-		lo = guess + 1;
-		for (step = 1; lo < hi; step *= 2)
-		{
-			int			p = guess + step;
-
-			if (p >= n)
-				break;
-			if (leaf_compare(page, &lk, p, key) >= 0)
-			{
-				hi = p;
-				break;
-			}
-			lo = p + 1;
-		}
-	}
-	else
-	{
-		/* the answer is guess or before it: gallop left */
-		hi = guess;
-		for (step = 1; lo < hi; step *= 2)
-		{
-			int			p = guess - step;
-
-			if (p < 0)
-				break;
-			if (leaf_compare(page, &lk, p, key) < 0)
-			{
-				lo = p + 1;
-				break;
-			}
-			hi = p;
-		}
-	}
-	while (lo < hi)
-	{
-		int			mid = lo + (hi - lo) / 2;
-
-		if (leaf_compare(page, &lk, mid, key) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -284,21 +185,21 @@ leaf_lower_bound(Page page, const PermKey *key)
  * and every insertion position start at slot 1.
  */
 int
-PermPageLowerBound(Page page, const PermKey *key)
+PermPageLowerBound(Page page, const KeyTid *key)
 {
 	int			n = PermPageGetOpaque(page)->nsorted;
 
 	if (PermPageIsLeaf(page))
-		return leaf_lower_bound(page, key);
+		return PermLeafLowerBound(page, key);
 	return lower_bound_between(page, key, n == 0 ? 0 : 1, n);
 }
 
 /* Is key beyond this page's range (so a search must move right)? */
 bool
-PermPageBeyondHighKey(Page page, const PermKey *key)
+PermPageBeyondHighKey(Page page, const KeyTid *key)
 {
 	PermPageOpaque opaque = PermPageGetOpaque(page);
-	PermKey		hikey;
+	KeyTid		hikey;
 
 	if (opaque->rightlink == InvalidBlockNumber)
 		return false;
@@ -446,7 +347,7 @@ recent_slot(Relation index, BlockNumber blkno)
 							Max(blkno + 1, Max(state->nblocks, state->nrecent * 2)));
 
 		if (state->recent == NULL)
-			state->recent = MemoryContextAllocZero(index->rd_indexcxt,
+			state->recent = MemoryContextAllocZero(state->cxt,
 												   n * sizeof(Buffer));
 		else
 		{
@@ -562,14 +463,25 @@ PermStepRight(Relation index, Buffer buf, int lockmode, int64 *steps)
 	return buf;
 }
 
+/* Where the growth record lies in a metapage of ntables tables */
+static char *
+growth_location(Page metapage, int ntables)
+{
+	PermMetaPage meta = PermPageGetMeta(metapage);
+
+	return (char *) metapage +
+		TYPEALIGN(8, (char *) &meta->tables[ntables] - (char *) metapage);
+}
+
 /*
  * Check the metapage: identification, version, options in range, the
  * table count that the options imply, every table's bit order a
  * permutation and its root inside the relation.
  */
-void
+static void
 PermCheckMetaPage(Relation index, Page page)
 {
+	PermMetaGrowth growth;
 	PermMetaPage meta = PermPageGetMeta(page);
 	PermPageOpaque opaque;
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
@@ -604,8 +516,10 @@ PermCheckMetaPage(Relation index, Page page)
 		meta->blocks <= meta->max_distance || meta->blocks > PERM_MAX_BLOCKS ||
 		meta->ntables < 1 ||
 		meta->ntables != PermCountTables(meta->blocks, meta->max_distance) ||
-		((PageHeader) page)->pd_lower !=
-		(char *) &meta->tables[meta->ntables] - (char *) page)
+		(((PageHeader) page)->pd_lower !=
+		 (char *) &meta->tables[meta->ntables] - (char *) page &&
+		 ((PageHeader) page)->pd_lower !=
+		 growth_location(page, meta->ntables) + sizeof(PermMetaGrowth) - (char *) page))
 		PermReportCorruption(index, PERM_METAPAGE_BLKNO,
 							 psprintf("max_distance %u, blocks %u, %u tables.",
 									  meta->max_distance, meta->blocks,
@@ -637,6 +551,13 @@ PermCheckMetaPage(Relation index, Page page)
 								 psprintf("Table %d: root block %u at level %u (the index has %u blocks).",
 										  t, tab->root, tab->root_level, nblocks));
 	}
+	if (PermMetaGetGrowth(page, &growth) &&
+		(growth.layout_start < 1 ||
+		 growth.layout_start > RelationGetNumberOfBlocks(index)))
+		PermReportCorruption(index, PERM_METAPAGE_BLKNO,
+							 psprintf("Its layout starts at block %u of %u.",
+									  growth.layout_start,
+									  RelationGetNumberOfBlocks(index)));
 }
 
 /* Read, lock and check the metapage */
@@ -699,14 +620,58 @@ PermMetaSnapshot(Relation index, PermTable *tables, int *ntables)
 	UnlockReleaseBuffer(buf);
 }
 
+
 /*
- * Index-wide state, read from the metapage once and kept in rd_amcache
- * (allocated in rd_indexcxt, so it goes when the relcache entry does).
+ * Read the metapage's growth record into *growth; false when it has none
+ * (an index built before simhash 1.6).  pd_lower covers the record only
+ * where one was written.
+ */
+bool
+PermMetaGetGrowth(Page metapage, PermMetaGrowth *growth)
+{
+	char	   *at = growth_location(metapage, PermPageGetMeta(metapage)->ntables);
+
+	if (at + sizeof(PermMetaGrowth) > (char *) metapage + ((PageHeader) metapage)->pd_lower)
+		return false;
+	memcpy(growth, at, sizeof(PermMetaGrowth));
+	return growth->magic == PERM_GROWTH_MAGIC;
+}
+
+/* Write the growth record into a metapage, and cover it with pd_lower */
+void
+PermMetaSetGrowth(Page metapage, const PermMetaGrowth *growth)
+{
+	char	   *at = growth_location(metapage, PermPageGetMeta(metapage)->ntables);
+
+	memcpy(at, growth, sizeof(PermMetaGrowth));
+	((PageHeader) metapage)->pd_lower = (at + sizeof(PermMetaGrowth)) - (char *) metapage;
+}
+
+/*
+ * Drop the index's cached state, after its layout changed (permgrow.c):
+ * the next PermGetState reads the metapage again.
+ */
+void
+PermForgetState(Relation index)
+{
+	PermState  *state = (PermState *) index->rd_amcache;
+
+	if (state == NULL)
+		return;
+	index->rd_amcache = NULL;
+	MemoryContextDelete(state->cxt);
+}
+
+/*
+ * Index-wide state, read from the metapage once and kept in rd_amcache,
+ * in a memory context of its own under rd_indexcxt (so it goes when the
+ * relcache entry does, or at once by PermForgetState).
  */
 PermState *
 PermGetState(Relation index)
 {
 	PermState  *state = (PermState *) index->rd_amcache;
+	MemoryContext cxt;
 	Buffer		buf;
 	Page		page;
 	PermMetaPage meta;
@@ -719,13 +684,17 @@ PermGetState(Relation index)
 	page = BufferGetPage(buf);
 	meta = PermPageGetMeta(page);
 
-	state = MemoryContextAllocZero(index->rd_indexcxt, sizeof(PermState));
+	cxt = AllocSetContextCreate(index->rd_indexcxt, "simhash_perm state",
+								ALLOCSET_SMALL_SIZES);
+	state = MemoryContextAllocZero(cxt, sizeof(PermState));
+	state->cxt = cxt;
 	state->nblocks = RelationGetNumberOfBlocks(index);
+	state->has_growth = PermMetaGetGrowth(page, &state->growth);
 	state->layout.max_distance = meta->max_distance;
 	state->layout.blocks = meta->blocks;
 	state->layout.ntables = meta->ntables;
 	memcpy(state->layout.block_of_bit, meta->block_of_bit, 64);
-	state->perm = MemoryContextAlloc(index->rd_indexcxt,
+	state->perm = MemoryContextAlloc(state->cxt,
 									 meta->ntables * sizeof(PermPermutation));
 	for (t = 0; t < meta->ntables; t++)
 	{

@@ -31,10 +31,10 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "perm.h"
-#include "permprobe.h"
-#include "simhash_query.h"
-#include "simhash.h"
+#include "index/perm.h"
+#include "index/permprobe.h"
+#include "type/simhash_query.h"
+#include "type/simhash.h"
 
 /*
  * Probe callback: apply the other scan keys, then pass the match on.

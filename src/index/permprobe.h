@@ -16,7 +16,7 @@
 #include "access/relscan.h"
 #include "utils/memutils.h"
 
-#include "perm.h"
+#include "index/perm.h"
 
 /* A list of heap TIDs */
 typedef struct PermTidList

@@ -58,9 +58,9 @@
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
-#include "perm.h"
-#include "permprobe.h"
-#include "simhash.h"
+#include "index/perm.h"
+#include "index/permprobe.h"
+#include "type/simhash.h"
 
 /* Why the rows are searched: the message of a pair found */
 typedef enum PairSearchReason

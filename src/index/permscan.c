@@ -31,9 +31,9 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
-#include "perm.h"
-#include "permprobe.h"
-#include "simhash.h"
+#include "index/perm.h"
+#include "index/permprobe.h"
+#include "type/simhash.h"
 
 /* ambeginscan */
 IndexScanDesc

@@ -21,6 +21,20 @@
  * Counts (tuples removed, index tuples) are those of table 0, i.e. rows:
  * every table holds each row once.
  *
+ * Skew.  The bit layout is chosen when the index is built, from the rows
+ * then in the table (permlayout.c).  An index built on an empty table, or
+ * on a few rows, gets the layout of uniform fingerprints; if the rows that
+ * come later have near-constant bits in one table's prefix, most of them
+ * land under one prefix of that table, and every search (and every insert's
+ * constraint check) reads them all.  VACUUM and ANALYZE look for that, at
+ * the cost of reading the level above the leaves: its keys are the leaves'
+ * low keys, and a run of leaves whose low keys share a prefix is a bucket
+ * at least that many leaves long.  A bucket of PERM_SKEW_MIN_LEAVES leaves
+ * or more that holds a twentieth of its table draws a WARNING, with the
+ * hint to REINDEX, which chooses the layout from the rows it then holds.
+ * A run of one repeated fingerprint is not skew (no layout separates
+ * identical rows) and is left alone.
+ *
  * IDENTIFICATION
  *	  src/index/permvacuum.c
  *
@@ -34,9 +48,117 @@
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
+#include "utils/builtins.h"
 #include "utils/rel.h"
 
-#include "perm.h"
+#include "index/perm.h"
+#include "index/permleaf.h"
+
+/* Smallest bucket, in leaves, that VACUUM reports as skew */
+#define PERM_SKEW_MIN_LEAVES	8
+
+/* The largest bucket of one table, as the level above its leaves shows it */
+typedef struct PermSkew
+{
+	int64		leaves;			/* leaves of the table */
+	int64		bucket_leaves;	/* leaves wholly inside its largest bucket */
+} PermSkew;
+
+/*
+ * Measure the largest prefix bucket of one table from its leaves' low
+ * keys: the keys of the level above the leaves, read left to right.  In a
+ * run of k leaves whose low keys share a prefix, the first k - 1 hold that
+ * prefix alone.
+ */
+static void
+measure_skew(Relation index, int table, int prefix_bits, PermSkew *skew)
+{
+	Buffer		buf = PermLeftmostPage(index, table, 1);
+	int64		steps = 0;
+	int64		run = 0;
+	bool		run_one_key = true;
+	KeyTid		first = {0};
+	uint64		prev = 0;
+
+	skew->leaves = 0;
+	skew->bucket_leaves = 0;
+	for (;;)
+	{
+		Page		page = BufferGetPage(buf);
+		int			n = PermPageGetOpaque(page)->nentries;
+		int			i;
+
+		for (i = 0; i < n; i++)
+		{
+			KeyTid		k;
+			BlockNumber child;
+			uint64		prefix;
+
+			PermReadInternalEntry(page, i, &k, &child);
+			prefix = k.key >> (64 - prefix_bits);
+			if (skew->leaves > 0 && prefix == prev)
+			{
+				run++;
+				run_one_key &= (k.key == first.key);
+			}
+			else
+			{
+				run = 1;
+				run_one_key = true;
+				first = k;
+			}
+			prev = prefix;
+			skew->leaves++;
+			if (!run_one_key)
+				skew->bucket_leaves = Max(skew->bucket_leaves, run - 1);
+		}
+		if (PermPageIsRightmost(page))
+			break;
+		buf = PermStepRight(index, buf, BUFFER_LOCK_SHARE, &steps);
+	}
+	UnlockReleaseBuffer(buf);
+}
+
+/*
+ * Warn when one table of the index keeps a large share of its rows under
+ * one prefix (see the head of this file)
+ */
+static void
+report_skew(Relation index)
+{
+	PermState  *state = PermGetState(index);
+	PermSkew	worst = {0};
+	int			worst_table = -1;
+	int			t;
+
+	for (t = 0; t < state->layout.ntables; t++)
+	{
+		PermSkew	skew;
+		int			level;
+
+		(void) PermGetRoot(index, t, 1, &level);
+		if (level < 1)
+			continue;			/* a table of one leaf */
+		measure_skew(index, t, state->layout.prefix_bits[t], &skew);
+		if (skew.bucket_leaves >= PERM_SKEW_MIN_LEAVES &&
+			skew.bucket_leaves * 20 >= skew.leaves &&
+			skew.bucket_leaves * worst.leaves >= worst.bucket_leaves * skew.leaves)
+		{
+			worst = skew;
+			worst_table = t;
+		}
+	}
+	if (worst_table < 0)
+		return;
+	ereport(WARNING,
+			(errcode(ERRCODE_WARNING),
+			 errmsg("index \"%s\" keeps %lld of the %lld leaves of its table %d under one prefix",
+					RelationGetRelationName(index), (long long) worst.bucket_leaves,
+					(long long) worst.leaves, worst_table),
+			 errdetail("Its bit layout was chosen when it was built, from the rows then in the table; the rows since have nearly constant bits in that table's prefix, so every search there reads those rows one by one."),
+			 errhint("REINDEX INDEX %s chooses the layout from the rows it holds now.",
+					 quote_identifier(RelationGetRelationName(index)))));
+}
 
 /* Remove the dead entries of one leaf; count what stays and what goes */
 static void
@@ -55,7 +177,7 @@ vacuum_leaf(Relation index, Buffer buf, IndexBulkDeleteCallback callback,
 	/* most pages have nothing to remove: look before starting a record */
 	for (i = 0; i < n; i++)
 	{
-		PermKey		e;
+		KeyTid		e;
 
 		PermReadLeafEntry(page, i, &e);
 		if (callback(&e.tid, callback_state))
@@ -88,9 +210,22 @@ vacuum_scan(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			IndexBulkDeleteCallback callback, void *callback_state)
 {
 	Relation	index = info->index;
+	PermState  *state = PermGetState(index);
 	BlockNumber blkno = PERM_METAPAGE_BLKNO + 1;
+	uint16		layout_flag = 0;
 	BlockNumber nblocks;
 	SimhashBlockRange range;
+
+	/*
+	 * Only the current layout's pages: those before its first block, and
+	 * those of the other generation's parity (a change of layout that a
+	 * crash cut short), belong to no tree (permgrow.c)
+	 */
+	if (state->has_growth)
+	{
+		blkno = state->growth.layout_start;
+		layout_flag = PermLayoutFlag(state->growth.generation);
+	}
 
 	stats->num_index_tuples = 0;
 	for (;;)
@@ -138,6 +273,11 @@ vacuum_scan(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 				continue;
 			}
 			PermCheckPage(index, buf, -1, -1);
+			if ((PermPageGetOpaque(page)->flags & PERM_ODD_LAYOUT) != layout_flag)
+			{
+				UnlockReleaseBuffer(buf);
+				continue;
+			}
 			if (PermPageIsLeaf(page))
 			{
 				if (callback)
@@ -169,6 +309,7 @@ permbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 IndexBulkDeleteResult *
 permvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 {
+	report_skew(info->index);
 	if (info->analyze_only)
 		return stats;
 	if (stats == NULL)

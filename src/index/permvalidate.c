@@ -31,7 +31,7 @@
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
-#include "perm.h"
+#include "index/perm.h"
 
 /* Is opfamily a btree operator family? */
 static bool

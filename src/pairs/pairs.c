@@ -55,7 +55,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "pairs.h"
+#include "pairs/pairs.h"
 
 #include "catalog/pg_am_d.h"
 
@@ -253,7 +253,7 @@ inlined_key_datum(PairsState *ps, const ItemPointerData *slotpos)
  */
 
 /* Fetch a row's key, copied into the current memory context */
-Datum
+static Datum
 pairs_fetch_key(PairsState *ps, ItemPointer tid)
 {
 	bool		isnull;

@@ -48,15 +48,14 @@
 #include "utils/wait_event.h"
 #include "utils/typcache.h"
 
-#include "fingerprint.h"
-#include "perm.h"
-#include "simhash.h"
+#include "fingerprint/fingerprint.h"
+#include "index/perm.h"
+#include "type/simhash.h"
 
 /* The largest k: that of simhash_perm's design radius */
 #define PAIRS_MAX_K		PERM_MAX_MAX_DISTANCE
 
-/* A row: its fingerprint (or permuted key) and heap TID */
-typedef SortRec PairRec;
+/* A row is a KeyTid (recsort.h): its fingerprint (or permuted key) and heap TID */
 
 /* Union-find over the rows that have a near-duplicate */
 typedef struct UFEntry
@@ -221,7 +220,6 @@ struct PairsState
  */
 
 /* pairs.c: the SQL functions, the leader's sink */
-extern Datum pairs_fetch_key(PairsState *ps, ItemPointer tid);
 
 /* pairsparallel.c: the parallel search */
 extern ParallelContext *pairs_begin_parallel(PairsState *ps);

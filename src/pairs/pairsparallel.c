@@ -10,7 +10,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "pairs.h"
+#include "pairs/pairs.h"
 
 /* A worker's links go to the leader, a message at a time */
 static void

@@ -15,7 +15,7 @@
  * caller's privileges and policies, or by the caller's own query: every
  * partition, every shard, every row the SELECT returns.
  *
- * Such rows have no TID.  Each record's six TID bytes (SortRec) carry
+ * Such rows have no TID.  Each record's six TID bytes (KeyTid) carry
  * instead either the row's integer key itself (simhash_pairs with an
  * int2/int4/int8 key within +-2^46: a pair found is a result row at once)
  * or, with bit 47 set, the position of the row's key in a temporary file,
@@ -37,7 +37,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "pairs.h"
+#include "pairs/pairs.h"
 
 #include "catalog/namespace.h"
 #include "catalog/pg_namespace.h"
@@ -385,7 +385,7 @@ pairs_read_rows_query(PairsState *ps)
 			bool		keynull;
 			Datum		fp = SPI_getbinval(tt->vals[i], tt->tupdesc, 2, &isnull);
 			Datum		key;
-			PairRec		rec;
+			KeyTid		rec;
 			uint64		u;
 
 			if (isnull)

@@ -10,7 +10,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "pairs.h"
+#include "pairs/pairs.h"
 
 double
 pairs_elapsed(PairsState *ps)
@@ -129,7 +129,7 @@ pairs_scan_rows(PairsState *ps, TableScanDesc scan, SimhashVoter *votes)
 	{
 		bool		isnull;
 		Datum		d = slot_getattr(ps->src.slot, ps->src.fpatt, &isnull);
-		PairRec		rec;
+		KeyTid		rec;
 
 		CHECK_FOR_INTERRUPTS();
 		if (isnull)
@@ -267,7 +267,7 @@ pairs_report_table_done(PairsState *ps, int partitions, int split)
  */
 SIMHASH_POPCNT
 static void
-notice_large_group(PairsState *ps, PairRec *group, int n)
+notice_large_group(PairsState *ps, KeyTid *group, int n)
 {
 	double		candidates = (double) n * (n - 1) / 2;
 	uint64		x = UINT64CONST(0x9E3779B97F4A7C15) ^ (uint64) n;
@@ -310,7 +310,7 @@ notice_large_group(PairsState *ps, PairRec *group, int n)
  */
 SIMHASH_POPCNT
 static void
-compare_group(PairsState *ps, PairRec *group, int n)
+compare_group(PairsState *ps, KeyTid *group, int n)
 {
 	int			i,
 				j,
@@ -355,21 +355,21 @@ typedef struct GroupWalk
 {
 	PairsState *ps;
 	uint64		prefix_mask;	/* top bits of the permuted key */
-	PairRec    *group;
+	KeyTid    *group;
 	int			n;
 	int			max;
 	bool		any;
-	PairRec		last;			/* the previous record */
+	KeyTid		last;			/* the previous record */
 } GroupWalk;
 
 static void
-group_append(GroupWalk *w, const PairRec *rec)
+group_append(GroupWalk *w, const KeyTid *rec)
 {
 	if (w->n == w->max)
 	{
 		w->max = Max(64, w->max * 2);
-		w->group = w->group ? repalloc_huge(w->group, w->max * sizeof(PairRec)) :
-			palloc_extended(w->max * sizeof(PairRec), MCXT_ALLOC_HUGE);
+		w->group = w->group ? repalloc_huge(w->group, w->max * sizeof(KeyTid)) :
+			palloc_extended(w->max * sizeof(KeyTid), MCXT_ALLOC_HUGE);
 	}
 	w->group[w->n++] = *rec;
 }
@@ -380,7 +380,7 @@ group_append(GroupWalk *w, const PairRec *rec)
  * the group.
  */
 static void
-walk_add(GroupWalk *w, const PairRec *rec)
+walk_add(GroupWalk *w, const KeyTid *rec)
 {
 	PairsState *ps = w->ps;
 
@@ -406,7 +406,7 @@ walk_add(GroupWalk *w, const PairRec *rec)
  * chunk's end is copied aside and completed from the next chunk.
  */
 static void
-walk_chunk(GroupWalk *w, PairRec *recs, int64 n)
+walk_chunk(GroupWalk *w, KeyTid *recs, int64 n)
 {
 	int64		i = 0;
 	int64		groups = 0;
@@ -451,10 +451,10 @@ pairs_search_table(PairsState *ps, int t)
 {
 	GroupSort *gs;
 	GroupWalk	w = {0};
-	PairRec    *batch;
-	PairRec		permuted[RECSORT_BATCH];
+	KeyTid    *batch;
+	KeyTid		permuted[RECSORT_BATCH];
 	int			nbatch;
-	PairRec    *chunk;
+	KeyTid    *chunk;
 	int64		n;
 	int64		i = 0;
 	int			e;

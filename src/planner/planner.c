@@ -43,9 +43,9 @@
 #include "utils/selfuncs.h"
 #include "utils/syscache.h"
 
-#include "perm.h"
-#include "simhash_query.h"
-#include "simhash.h"
+#include "index/perm.h"
+#include "type/simhash_query.h"
+#include "type/simhash.h"
 
 PG_FUNCTION_INFO_V1(simhash_support);
 PG_FUNCTION_INFO_V1(simhash_within_sel);

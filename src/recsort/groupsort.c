@@ -32,8 +32,8 @@
 #include "storage/buffile.h"
 #include "utils/memutils.h"
 
-#include "recsort.h"
-#include "recsort_int.h"
+#include "recsort/recsort.h"
+#include "recsort/recsort_int.h"
 
 struct GroupSort
 {
@@ -41,9 +41,9 @@ struct GroupSort
 	int			known;			/* top bits all records share (a sub-sort) */
 	int64		budget;
 	int64		max;			/* records buf (and tmp) hold */
-	SortRec    *buf;
-	SortRec    *tmp;
-	SortRec    *sorted;			/* buf or tmp: records n in order */
+	KeyTid    *buf;
+	KeyTid    *tmp;
+	KeyTid    *sorted;			/* buf or tmp: records n in order */
 	int64		n;
 	int64		next;
 	int			nparts;			/* 0: everything in buf */
@@ -51,17 +51,17 @@ struct GroupSort
 	int			part_shift;		/* below the known: (key << known) >> shift */
 	BufFile   **files;
 	int64	   *counts;
-	SortRec    *stage;			/* records on their way to each file */
+	KeyTid    *stage;			/* records on their way to each file */
 	int		   *staged;
 	int			stage_cap;		/* records staged per partition */
 	int			cur;			/* the partition being read */
 	GroupSort *sub;			/* partition cur when larger than buf, */
 	RunSort *big;			/* or this when that would not do */
-	SortRec    *chunk;			/* big's records, handed out in chunks */
+	KeyTid    *chunk;			/* big's records, handed out in chunks */
 	int			split;			/* partitions that went to sub or big */
 };
 
-static inline void group_put(GroupSort *gs, const SortRec *rec);
+static inline void group_put(GroupSort *gs, const KeyTid *rec);
 
 /* Records of a RunSort'ed partition handed out at a time */
 #define GROUPSORT_CHUNK		1024
@@ -82,8 +82,8 @@ group_alloc_buffers(GroupSort *gs)
 {
 	if (gs->buf == NULL)
 	{
-		gs->buf = palloc_extended(gs->max * sizeof(SortRec), MCXT_ALLOC_HUGE);
-		gs->tmp = palloc_extended(gs->max * sizeof(SortRec), MCXT_ALLOC_HUGE);
+		gs->buf = palloc_extended(gs->max * sizeof(KeyTid), MCXT_ALLOC_HUGE);
+		gs->tmp = palloc_extended(gs->max * sizeof(KeyTid), MCXT_ALLOC_HUGE);
 	}
 }
 
@@ -129,8 +129,8 @@ group_start_partitions(GroupSort *gs, int64 expected)
 	gs->files = palloc0(nparts * sizeof(BufFile *));
 	gs->counts = palloc0(nparts * sizeof(int64));
 	/* records go to the files a few hundred at a time, not one by one */
-	gs->stage_cap = (int) Max(1, Min(256, gs->budget / 16 / (nparts * (int64) sizeof(SortRec))));
-	gs->stage = palloc((Size) nparts * gs->stage_cap * sizeof(SortRec));
+	gs->stage_cap = (int) Max(1, Min(256, gs->budget / 16 / (nparts * (int64) sizeof(KeyTid))));
+	gs->stage = palloc((Size) nparts * gs->stage_cap * sizeof(KeyTid));
 	gs->staged = palloc0(nparts * sizeof(int));
 
 	/* what buf holds goes out first; buf is sized for a partition now */
@@ -151,12 +151,12 @@ group_flush_stage(GroupSort *gs, int p)
 	else if (gs->counts[p] == gs->staged[p])
 		RecSortRewind(gs->files[p]);	/* a restarted sort's file: overwrite */
 	BufFileWrite(gs->files[p], gs->stage + (Size) p * gs->stage_cap,
-				 gs->staged[p] * sizeof(SortRec));
+				 gs->staged[p] * sizeof(KeyTid));
 	gs->staged[p] = 0;
 }
 
 static inline void
-group_put(GroupSort *gs, const SortRec *rec)
+group_put(GroupSort *gs, const KeyTid *rec)
 {
 	int			p;
 
@@ -206,7 +206,7 @@ GroupSortBegin(int64 budget_bytes, int64 expected, int top_bits)
 
 /* n records at once: what GroupSortPut does for each */
 void
-GroupSortPutBatch(GroupSort *gs, const SortRec *recs, int n)
+GroupSortPutBatch(GroupSort *gs, const KeyTid *recs, int n)
 {
 	int			i;
 
@@ -233,7 +233,7 @@ group_load_partition(GroupSort *gs, int p)
 	BufFile    *file = gs->files[p];
 	int64		count = gs->counts[p];
 	int			known = Min(gs->bits, gs->known + gs->part_bits);
-	SortRec		recs[RECSORT_BATCH];
+	KeyTid		recs[RECSORT_BATCH];
 	int64		i;
 
 	gs->n = gs->next = 0;
@@ -332,7 +332,7 @@ GroupSortRestart(GroupSort *gs, int64 expected, int top_bits)
 		memset(gs->counts, 0, gs->nparts * sizeof(int64));
 		if (gs->stage == NULL)
 		{
-			gs->stage = palloc((Size) gs->nparts * gs->stage_cap * sizeof(SortRec));
+			gs->stage = palloc((Size) gs->nparts * gs->stage_cap * sizeof(KeyTid));
 			gs->staged = palloc0(gs->nparts * sizeof(int));
 		}
 	}
@@ -365,7 +365,7 @@ GroupSortPartitions(GroupSort *gs, int *split)
  * until the next call: their number, 0 after the last.
  */
 int64
-GroupSortNextChunk(GroupSort *gs, SortRec **recs)
+GroupSortNextChunk(GroupSort *gs, KeyTid **recs)
 {
 	for (;;)
 	{
@@ -383,7 +383,7 @@ GroupSortNextChunk(GroupSort *gs, SortRec **recs)
 			int64		n = 0;
 
 			if (gs->chunk == NULL)
-				gs->chunk = palloc(GROUPSORT_CHUNK * sizeof(SortRec));
+				gs->chunk = palloc(GROUPSORT_CHUNK * sizeof(KeyTid));
 			while (n < GROUPSORT_CHUNK && RunSortNext(gs->big, &gs->chunk[n]))
 				n++;
 			if (n > 0)

@@ -18,16 +18,21 @@
 
 #include "storage/itemptr.h"
 
-/* A record: what it is sorted by, and the row it stands for */
-typedef struct SortRec
+/*
+ * A record: what it is sorted by (a fingerprint, or one permuted for a
+ * table of the index), and the row it stands for.  The one record of the
+ * project: an index entry (src/index), a row of the pair search
+ * (src/pairs), what the record sort puts in order.
+ */
+typedef struct KeyTid
 {
 	uint64		key;
 	ItemPointerData tid;
-} SortRec;
+} KeyTid;
 
 /* Record order: by key, then by TID */
 static inline int
-SortRecCompare(const SortRec *a, const SortRec *b)
+KeyTidCompare(const KeyTid *a, const KeyTid *b)
 {
 	if (a->key != b->key)
 		return a->key < b->key ? -1 : 1;
@@ -42,35 +47,34 @@ extern RecStore *RecStoreBegin(int64 budget_bytes);
 extern RecStore *RecStoreBeginOnFile(struct BufFile *file);
 extern RecStore *RecStoreOpenFiles(struct BufFile **files,
 								   const int64 *counts, int nfiles);
-extern void RecStoreAdd(RecStore *st, const SortRec *rec);
+extern void RecStoreAdd(RecStore *st, const KeyTid *rec);
 extern int64 RecStoreCount(RecStore *st);
 extern bool RecStoreSpilled(RecStore *st);
 extern void RecStoreRewind(RecStore *st);
 /* The most records RecStoreNextBatch hands out at once */
 #define RECSORT_BATCH	512
 
-extern bool RecStoreNext(RecStore *st, SortRec *rec);
-extern int	RecStoreNextBatch(RecStore *st, SortRec **recs);
+extern bool RecStoreNext(RecStore *st, KeyTid *rec);
+extern int	RecStoreNextBatch(RecStore *st, KeyTid **recs);
 extern void RecStoreEnd(RecStore *st);
 
 /* runsort.c: records in full order, by sorted runs and their merge */
 typedef struct RunSort RunSort;
 extern RunSort *RunSortBegin(int64 budget_bytes, int64 expected);
-extern void RunSortPut(RunSort *rs, const SortRec *rec);
+extern void RunSortPut(RunSort *rs, const KeyTid *rec);
 extern void RunSortFinish(RunSort *rs);
-extern int	RunSortSpilledRuns(RunSort *rs);
-extern bool RunSortNext(RunSort *rs, SortRec *rec);
+extern bool RunSortNext(RunSort *rs, KeyTid *rec);
 extern void RunSortEnd(RunSort *rs);
 
 /* groupsort.c: records grouped by their top bits, in partitions */
 typedef struct GroupSort GroupSort;
 extern GroupSort *GroupSortBegin(int64 budget_bytes, int64 expected,
 								 int top_bits);
-extern void GroupSortPutBatch(GroupSort *gs, const SortRec *recs, int n);
+extern void GroupSortPutBatch(GroupSort *gs, const KeyTid *recs, int n);
 extern void GroupSortFinish(GroupSort *gs);
 extern void GroupSortRestart(GroupSort *gs, int64 expected, int top_bits);
 extern int	GroupSortPartitions(GroupSort *gs, int *split);
-extern int64 GroupSortNextChunk(GroupSort *gs, SortRec **recs);
+extern int64 GroupSortNextChunk(GroupSort *gs, KeyTid **recs);
 extern void GroupSortEnd(GroupSort *gs);
 
 #endif							/* RECSORT_H */

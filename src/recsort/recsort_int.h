@@ -15,15 +15,15 @@
 
 #include "storage/buffile.h"
 
-#include "recsort.h"
+#include "recsort/recsort.h"
 
 /* The fewest records a buffer holds, however small the budget */
 #define RECSORT_MIN_RECORDS	1024
 
-extern SortRec *RecSortRadix(SortRec *a, SortRec *tmp, int64 n,
+extern KeyTid *RecSortRadix(KeyTid *a, KeyTid *tmp, int64 n,
 								int top_bits, int known_bits);
-extern void RecSortWrite(BufFile *file, const SortRec *recs, int64 n);
-extern void RecSortRead(BufFile *file, SortRec *recs, int64 n,
+extern void RecSortWrite(BufFile *file, const KeyTid *recs, int64 n);
+extern void RecSortRead(BufFile *file, KeyTid *recs, int64 n,
 							int64 total, int64 first);
 extern void RecSortRewind(BufFile *file);
 extern int64 RecSortRecordsFor(int64 budget_bytes);

@@ -20,19 +20,19 @@
 #include "storage/buffile.h"
 #include "utils/memutils.h"
 
-#include "recsort.h"
-#include "recsort_int.h"
+#include "recsort/recsort.h"
+#include "recsort/recsort_int.h"
 
 struct RecStore
 {
-	SortRec    *mem;
+	KeyTid    *mem;
 	int64		n;
 	int64		alloc;			/* records mem has room for */
 	int64		max;			/* kept in memory while n < max */
 	int64		next;			/* reading: the next record */
 	BufFile    *file;			/* past max: all of them here */
-	SortRec    *readbuf;		/* reading the file: records read ahead */
-	SortRec    *batch;			/* RecStoreNext: the current batch */
+	KeyTid    *readbuf;		/* reading the file: records read ahead */
+	KeyTid    *batch;			/* RecStoreNext: the current batch */
 	int			nread;			/* its records */
 	int			readpos;		/* and the next of them */
 	/* a store over files written elsewhere, read one after the other */
@@ -51,7 +51,7 @@ RecStoreBegin(int64 budget_bytes)
 
 	st->max = RecSortRecordsFor(budget_bytes);
 	st->alloc = Min(st->max, 1024);
-	st->mem = palloc_extended(st->alloc * sizeof(SortRec), MCXT_ALLOC_HUGE);
+	st->mem = palloc_extended(st->alloc * sizeof(KeyTid), MCXT_ALLOC_HUGE);
 	return st;
 }
 
@@ -89,7 +89,7 @@ RecStoreOpenFiles(BufFile **files, const int64 *counts, int nfiles)
 }
 
 void
-RecStoreAdd(RecStore *st, const SortRec *rec)
+RecStoreAdd(RecStore *st, const KeyTid *rec)
 {
 	if (st->file == NULL && st->n == st->max)
 	{
@@ -107,7 +107,7 @@ RecStoreAdd(RecStore *st, const SortRec *rec)
 		if (st->n == st->alloc)
 		{
 			st->alloc = Min(st->max, st->alloc * 2);
-			st->mem = repalloc_huge(st->mem, st->alloc * sizeof(SortRec));
+			st->mem = repalloc_huge(st->mem, st->alloc * sizeof(KeyTid));
 		}
 		st->mem[st->n] = *rec;
 	}
@@ -147,7 +147,7 @@ RecStoreRewind(RecStore *st)
  * stays valid until the next call: their number, 0 after the last.
  */
 int
-RecStoreNextBatch(RecStore *st, SortRec **recs)
+RecStoreNextBatch(RecStore *st, KeyTid **recs)
 {
 	int			want = (int) Min(RECSORT_BATCH, st->n - st->next);
 
@@ -175,7 +175,7 @@ RecStoreNextBatch(RecStore *st, SortRec **recs)
 		st->file_left -= want;
 	}
 	if (st->readbuf == NULL)
-		st->readbuf = palloc(RECSORT_BATCH * sizeof(SortRec));
+		st->readbuf = palloc(RECSORT_BATCH * sizeof(KeyTid));
 	RecSortRead(st->file, st->readbuf, want, st->n, st->next);
 	st->next += want;
 	*recs = st->readbuf;
@@ -183,7 +183,7 @@ RecStoreNextBatch(RecStore *st, SortRec **recs)
 }
 
 bool
-RecStoreNext(RecStore *st, SortRec *rec)
+RecStoreNext(RecStore *st, KeyTid *rec)
 {
 	if (st->readpos == st->nread)
 	{

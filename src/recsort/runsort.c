@@ -5,7 +5,7 @@
  *		their temporary files, the radix sort, and RunSort, the sort of
  *		a simhash_perm build.
  *
- * Records are 16 bytes (SortRec).  Three pieces keep them within a budget,
+ * Records are 16 bytes (KeyTid).  Three pieces keep them within a budget,
  * each spilling to temporary files (BufFile) past its share:
  *
  *	RunSort		(here) one sort by key then TID: records are gathered in
@@ -41,12 +41,12 @@
 #include "storage/buffile.h"
 #include "utils/memutils.h"
 
-#include "recsort.h"
-#include "recsort_int.h"
+#include "recsort/recsort.h"
+#include "recsort/recsort_int.h"
 
 #define ST_SORT sort_records
-#define ST_ELEMENT_TYPE SortRec
-#define ST_COMPARE(a, b) SortRecCompare(a, b)
+#define ST_ELEMENT_TYPE KeyTid
+#define ST_COMPARE(a, b) KeyTidCompare(a, b)
 #define ST_SCOPE static
 #define ST_DEFINE
 #include "lib/sort_template.h"
@@ -60,20 +60,20 @@
 /* A source of the merge and a copy of its head, kept in the heap */
 typedef struct RunSortHeapItem
 {
-	SortRec		head;
+	KeyTid		head;
 	int			src;
 } RunSortHeapItem;
 
 typedef struct SortRun
 {
 	BufFile    *file;
-	SortRec		head;			/* its next record, while it has one */
+	KeyTid		head;			/* its next record, while it has one */
 } SortRun;
 
 struct RunSort
 {
-	SortRec    *buf;
-	SortRec    *tmp;			/* the radix sort's second buffer */
+	KeyTid    *buf;
+	KeyTid    *tmp;			/* the radix sort's second buffer */
 	int64		n;
 	int64		max;
 	int64		next;			/* reading: next record of buf */
@@ -105,8 +105,8 @@ struct RunSort
  * replaces two: the 2,048 places still fit in the caches.  The result may
  * end in tmp: the sorted array is returned.
  */
-SortRec *
-RecSortRadix(SortRec *a, SortRec *tmp, int64 n, int top_bits, int known_bits)
+KeyTid *
+RecSortRadix(KeyTid *a, KeyTid *tmp, int64 n, int top_bits, int known_bits)
 {
 	int64	   *count;
 	int			lo = 64 - top_bits;
@@ -138,7 +138,7 @@ RecSortRadix(SortRec *a, SortRec *tmp, int64 n, int top_bits, int known_bits)
 		uint64		mask = (UINT64CONST(1) << width) - 1;
 		int			buckets = 1 << width;
 		int64		sum = 0;
-		SortRec    *swap;
+		KeyTid    *swap;
 		int			d;
 
 		memset(count, 0, buckets * sizeof(int64));
@@ -176,38 +176,38 @@ RecSortRadix(SortRec *a, SortRec *tmp, int64 n, int top_bits, int known_bits)
 }
 
 void
-RecSortWrite(BufFile *file, const SortRec *recs, int64 n)
+RecSortWrite(BufFile *file, const KeyTid *recs, int64 n)
 {
-	BufFileWrite(file, (void *) recs, n * sizeof(SortRec));
+	BufFileWrite(file, (void *) recs, n * sizeof(KeyTid));
 }
 
 static bool
-read_record(BufFile *file, SortRec *rec)
+read_record(BufFile *file, KeyTid *rec)
 {
-	size_t		got = BufFileRead(file, rec, sizeof(SortRec));
+	size_t		got = BufFileRead(file, rec, sizeof(KeyTid));
 
 	if (got == 0)
 		return false;
-	if (got != sizeof(SortRec))
+	if (got != sizeof(KeyTid))
 		ereport(ERROR,
 				(errcode_for_file_access(),
 				 errmsg("could not read a sorted record from a temporary file: read %zu of %zu bytes",
-						got, sizeof(SortRec))));
+						got, sizeof(KeyTid))));
 	return true;
 }
 
 /* Read n records that must be there: record first of a file of total */
 void
-RecSortRead(BufFile *file, SortRec *recs, int64 n, int64 total, int64 first)
+RecSortRead(BufFile *file, KeyTid *recs, int64 n, int64 total, int64 first)
 {
-	size_t		want = n * sizeof(SortRec);
+	size_t		want = n * sizeof(KeyTid);
 	size_t		got = BufFileRead(file, recs, want);
 
 	if (got != want)
 		ereport(ERROR,
 				(errcode_for_file_access(),
 				 errmsg("temporary file of %lld records ended at record %lld",
-						(long long) total, (long long) (first + got / sizeof(SortRec)))));
+						(long long) total, (long long) (first + got / sizeof(KeyTid)))));
 }
 
 void
@@ -222,7 +222,7 @@ RecSortRewind(BufFile *file)
 int64
 RecSortRecordsFor(int64 budget_bytes)
 {
-	return Max(RECSORT_MIN_RECORDS, budget_bytes / (int64) sizeof(SortRec));
+	return Max(RECSORT_MIN_RECORDS, budget_bytes / (int64) sizeof(KeyTid));
 }
 
 /*
@@ -236,18 +236,18 @@ RunSortBegin(int64 budget_bytes, int64 expected)
 
 	/* two buffers for the radix sort share the budget */
 	rs->max = Min(RecSortRecordsFor(budget_bytes / 2), Max(expected, 1));
-	rs->buf = palloc_extended(rs->max * sizeof(SortRec), MCXT_ALLOC_HUGE);
-	rs->tmp = palloc_extended(rs->max * sizeof(SortRec), MCXT_ALLOC_HUGE);
+	rs->buf = palloc_extended(rs->max * sizeof(KeyTid), MCXT_ALLOC_HUGE);
+	rs->tmp = palloc_extended(rs->max * sizeof(KeyTid), MCXT_ALLOC_HUGE);
 	return rs;
 }
 
 void
-RunSortPut(RunSort *rs, const SortRec *rec)
+RunSortPut(RunSort *rs, const KeyTid *rec)
 {
 	if (rs->n == rs->max)
 	{
 		/* a full buffer: sort it and put it aside as a run */
-		SortRec    *sorted;
+		KeyTid    *sorted;
 
 		CHECK_FOR_INTERRUPTS();
 		sorted = RecSortRadix(rs->buf, rs->tmp, rs->n, 64, 0);
@@ -304,7 +304,7 @@ heap_sift_down(RunSort *rs, int i)
 
 /* The next record of a source into *rec; false when it has none */
 static inline bool
-source_next(RunSort *rs, int src, SortRec *rec)
+source_next(RunSort *rs, int src, KeyTid *rec)
 {
 	if (src < rs->nruns)
 		return read_record(rs->runs[src].file, rec);
@@ -324,7 +324,7 @@ RunSortFinish(RunSort *rs)
 	if (RecSortRadix(rs->buf, rs->tmp, rs->n, 64, 0) != rs->buf)
 	{
 		/* the sorted records are in tmp: swap the buffers' roles */
-		SortRec    *swap = rs->buf;
+		KeyTid    *swap = rs->buf;
 
 		rs->buf = rs->tmp;
 		rs->tmp = swap;
@@ -346,16 +346,9 @@ RunSortFinish(RunSort *rs)
 		heap_sift_down(rs, r);
 }
 
-/* Runs written to temporary files (0: the sort stayed in memory) */
-int
-RunSortSpilledRuns(RunSort *rs)
-{
-	return rs->nruns;
-}
-
 /* The next record in order; false after the last */
 bool
-RunSortNext(RunSort *rs, SortRec *rec)
+RunSortNext(RunSort *rs, KeyTid *rec)
 {
 	if (rs->nruns == 0)
 	{

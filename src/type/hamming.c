@@ -13,7 +13,7 @@
  */
 #include "postgres.h"
 
-#include "simhash.h"
+#include "type/simhash.h"
 
 PG_FUNCTION_INFO_V1(simhash_hamming_distance);
 PG_FUNCTION_INFO_V1(simhash_hamming_near);

@@ -27,7 +27,7 @@
 #include "utils/syscache.h"
 #include "utils/varbit.h"
 
-#include "simhash.h"
+#include "type/simhash.h"
 
 PG_FUNCTION_INFO_V1(simhash_in);
 PG_FUNCTION_INFO_V1(simhash_out);

@@ -18,8 +18,8 @@
 #include "fmgr.h"
 #include "utils/builtins.h"
 
-#include "simhash_query.h"
-#include "simhash.h"
+#include "type/simhash_query.h"
+#include "type/simhash.h"
 
 PG_FUNCTION_INFO_V1(simhash_query_in);
 PG_FUNCTION_INFO_V1(simhash_query_out);

@@ -2,7 +2,10 @@
 # custom formats, and the restored values and btree index answer the same.
 # simhash_perm indexes come back too, with options altered after their build
 # (ALTER INDEX ... SET), and answer as a sequential scan does; and a
-# near-duplicate exclusion constraint, with its radius, enforced after.
+# near-duplicate exclusion constraint, with its radius, enforced after; and
+# after every path that retunes or rebuilds a constraint's index (ALTER
+# INDEX ... SET, REINDEX, VACUUM FULL, CLUSTER), the rows keep the radius the
+# definition prints, so a dump of the table restores.
 use strict;
 use warnings FATAL => 'all';
 use PostgreSQL::Test::Cluster;
@@ -99,6 +102,66 @@ for my $format ('p', 'c')
 		q{INSERT INTO kept SELECT -2, (~fp::bigint)::simhash64 FROM kept WHERE fp IS NOT NULL LIMIT 1
 		  ON CONFLICT DO NOTHING RETURNING id}),
 		'-2', "format $format: a row far from every stored one is stored");
+}
+
+# Each path that retunes or rebuilds a constraint's index, then a dump of
+# the table restored into a database of its own: the restore adds the
+# constraint again, with the printed radius, and so checks the rows.
+$src->safe_psql('postgres', q{
+	CREATE TABLE tuned (id int, fp simhash64,
+	  CONSTRAINT tuned_nd EXCLUDE USING simhash_perm (fp WITH ~=) WITH (max_distance = 3));
+	INSERT INTO tuned VALUES (1, '0000000000000000'), (2, '000000000000001f'), (3, 'ffffffff00000000');
+	CREATE INDEX tuned_id ON tuned (id);
+});
+my @paths = (
+	# [ name, statements (each its own command), refused?, and for the
+	#   state only a catalog write reaches: not dumped ]
+	[ 'ALTER to a radius two rows break', [ 'ALTER INDEX tuned_nd SET (max_distance = 5)' ], 1 ],
+	[ 'RESET to the default radius', [ 'ALTER INDEX tuned_nd RESET (max_distance)' ], 0 ],
+	[ 'ALTER to a radius the rows keep, REINDEX',
+		[ 'ALTER INDEX tuned_nd SET (max_distance = 4)', 'REINDEX INDEX tuned_nd' ], 0 ],
+	[ 'VACUUM FULL', [ 'VACUUM FULL tuned' ], 0 ],
+	[ 'CLUSTER', [ 'CLUSTER tuned USING tuned_id' ], 0 ],
+	[ 'REINDEX TABLE', [ 'REINDEX TABLE tuned' ], 0 ],
+	# a radius raised without a check of the rows, as simhash 1.5 allowed
+	# (written to the catalog here): the rebuild refuses it, and setting
+	# the radius back makes the table dumpable again
+	[ 'VACUUM FULL after an unchecked radius',
+		[ q{UPDATE pg_class SET reloptions = '{max_distance=5}' WHERE relname = 'tuned_nd'},
+		  'VACUUM FULL tuned' ], 1, 'catalog' ],
+	[ 'CLUSTER after an unchecked radius', [ 'CLUSTER tuned USING tuned_id' ], 1, 'catalog' ],
+	[ 'the radius set back', [ 'ALTER INDEX tuned_nd SET (max_distance = 4)', 'VACUUM FULL tuned' ], 0 ]);
+my $n = 0;
+for my $path (@paths)
+{
+	my ($name, $stmts, $refused, $catalog) = @$path;
+	my ($ret, $err) = (0, '');
+	for my $sql (@$stmts)
+	{
+		my ($r, $o, $e) = $src->psql('postgres', $sql);
+		($ret, $err) = ($r, $e) if $r != 0;
+	}
+	if ($refused)
+	{
+		like($err, qr/(cannot set max_distance|could not rebuild index "tuned_nd").*\n.*lie 5 bits apart/,
+			"$name: refused, naming the pair");
+	}
+	else
+	{
+		is($ret, 0, "$name: done") or diag($err);
+	}
+	next if $catalog;
+	my $db = 'tuned_' . $n++;
+	my $file = "$tmp/$db.sql";
+	command_ok([ 'pg_dump', '-t', 'tuned', '-f', $file, '-d', $src->connstr('postgres') ],
+		"$name: pg_dump of the table");
+	$dst->safe_psql('postgres', "CREATE DATABASE $db");
+	$dst->safe_psql($db, 'CREATE EXTENSION simhash');
+	command_ok([ 'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-f', $file, '-d', $dst->connstr($db) ],
+		"$name: the dump restores, constraint included");
+	my $def = q{SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conname = 'tuned_nd'};
+	is($dst->safe_psql($db, $def), $src->safe_psql('postgres', $def),
+		"$name: the restored constraint prints the source's radius");
 }
 
 $src->stop;

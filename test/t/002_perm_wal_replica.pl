@@ -13,6 +13,7 @@ use Test::More;
 use FindBin;
 use lib $FindBin::RealBin;
 use SimhashTAP;
+use IPC::Run;
 
 my $primary = PostgreSQL::Test::Cluster->new('primary');
 $primary->init(allows_streaming => 1);
@@ -103,6 +104,61 @@ ok($primary->safe_psql('postgres', 'SELECT max(height) FROM simhash_perm_info(\'
 	'the trees grew internal levels');
 is($primary->safe_psql('postgres', 'SELECT count(*) FROM simhash_perm_check(\'o_idx\')'), '4',
 	'the index of mixed leaf formats is sound');
+
+# A young index changes its layout as skewed rows arrive (permgrow.c): an
+# index created on an empty table, then rows whose bits 63, 59, .., 3 and
+# 62, 58, .., 2 (two blocks of the uniform layout) are zero.  The new trees,
+# logged page by page, and the metapage's switch replay on the standby, and
+# a standby session that read the index before the change, and so cached
+# the old layout, drops it: the change's invalidation is logged.
+$primary->safe_psql('postgres', q{
+	CREATE TABLE g (id int, fp simhash64);
+	CREATE INDEX g_idx ON g USING simhash_perm (fp);
+	INSERT INTO g SELECT i, ((pseudo_fp(i)::bigint) & ~x'cccccccccccccccc'::bigint)::simhash64
+	  FROM generate_series(1, 3000) i;
+	CREATE TABLE gq AS SELECT fp FROM g WHERE id % 97 = 0;
+});
+my $prefix_sql = q{SELECT string_agg(prefix, ';' ORDER BY table_no) FROM simhash_perm_info('g_idx')};
+my $uniform = $primary->safe_psql('postgres', $prefix_sql);
+my $g_sql = q{SET enable_seqscan = off; SET enable_bitmapscan = off;
+	SELECT count(*) || ':' || coalesce(sum(g.id), 0) FROM gq, g WHERE hamming_near(g.fp, gq.fp, 4);
+};
+$primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
+my ($in, $out, $err) = ('', '', '');
+my $session = IPC::Run::start([ 'psql', '-X', '-q', '-A', '-t', '-d', $standby->connstr('postgres') ],
+	\$in, \$out, \$err);
+sub session_query
+{
+	my ($sql) = @_;
+	my $timer = IPC::Run::timer($PostgreSQL::Test::Utils::timeout_default);
+	$out = '';
+	$in .= $sql;
+	$timer->start;
+	$session->pump until $out =~ /^(\d+:\d+)$/m || $timer->is_expired;
+	return $1 // "no answer: $err";
+}
+is(session_query($g_sql), $primary->safe_psql('postgres', $g_sql),
+	'young index: a standby session reads it before the change of layout');
+
+$primary->safe_psql('postgres', q{
+	INSERT INTO g SELECT i, ((pseudo_fp(i)::bigint) & ~x'cccccccccccccccc'::bigint)::simhash64
+	  FROM generate_series(3001, 40000) i;
+});
+isnt($primary->safe_psql('postgres', $prefix_sql), $uniform,
+	'young index: the layout changed as the skewed rows came');
+ok($primary->safe_psql('postgres', q{SELECT max(largest_bucket) FROM simhash_perm_info('g_idx')}) < 1000,
+	'young index: no prefix holds the rows any more');
+$primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
+my $g_seq = $primary->safe_psql('postgres', $g_sql =~ s/enable_seqscan = off; SET enable_bitmapscan/enable_indexscan = off; SET enable_bitmapscan/r);
+is($primary->safe_psql('postgres', $g_sql), $g_seq, 'young index: primary index equals seq scan after the change');
+is(session_query($g_sql), $g_seq,
+	'young index: the standby session that cached the old layout answers as the primary');
+is($standby->safe_psql('postgres', $prefix_sql), $primary->safe_psql('postgres', $prefix_sql),
+	'young index: the standby reads the new layout');
+is($primary->safe_psql('postgres', q{SELECT count(*) FROM simhash_perm_check('g_idx', true)}), '4',
+	'young index: sound after the change');
+$in .= "\\q\n";
+$session->finish;
 
 # redo compared every page image: no inconsistency was reported
 $standby->stop;

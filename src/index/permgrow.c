@@ -1,0 +1,313 @@
+/*-------------------------------------------------------------------------
+ *
+ * permgrow.c
+ *		simhash_perm: the bit layout follows the rows while the index is
+ *		young.
+ *
+ * The layout (which bit goes to which block, permlayout.c) is chosen from
+ * the rows the build sees.  An index built on an empty table, or on a few
+ * rows, gets the layout of uniform fingerprints; if the rows that come
+ * later have nearly constant bits, most of them may fall under one prefix
+ * of some table, and each probe of that table reads them all: a near-
+ * duplicate constraint's check then costs O(N) an insert.  So while the
+ * layout was chosen from fewer than PERM_GROWTH_FINAL_ROWS rows, an insert
+ * that finds the relation grown to next_check blocks (PERM_GROWTH_FACTOR
+ * times its length when the layout was last looked at) looks at it again:
+ * it reads every entry of table 0 (each table holds every row), counts the
+ * bits, and chooses the layout those rows call for.  The same layout (the
+ * common case: uniform fingerprints give the uniform layout) costs that
+ * read and one metapage record.  Another one is written beside the old:
+ *
+ *	1. Every table is written anew, bottom up, as CREATE INDEX writes it
+ *	   (permwrite.c), at the end of the relation, each page WAL-logged whole
+ *	   as it is finished.  The pages carry PERM_ODD_LAYOUT when the new
+ *	   layout's generation is odd.
+ *	2. One generic WAL record switches the metapage: the new bit layout,
+ *	   roots, generation and layout_start, the first block of the new
+ *	   trees.  Blocks before it belong to earlier layouts: no tree reaches
+ *	   them, VACUUM passes them by, REINDEX gives the space back.  With a
+ *	   layout looked at on every fourfold growth, and never again once
+ *	   chosen from PERM_GROWTH_FINAL_ROWS rows, they stay a small share of
+ *	   a small index.
+ *	3. Every backend drops the layout it cached (rd_amcache): a relcache
+ *	   invalidation sent at once, and logged for hot standbys.
+ *
+ * Locking.  All of it runs under an AccessExclusiveLock on the index, taken
+ * only if no other session holds any lock on it (ConditionalLockRelation:
+ * an insert never waits for it), and released as soon as the metapage has
+ * switched: a change of pages, not of catalogs, so nothing waits for the
+ * transaction's end.  No scan or insert of another backend is under way
+ * meanwhile, and the next one takes its lock after the invalidation was
+ * sent, so it reads the new layout.  In our own backend the index must be
+ * open once only (the executor's result relation): an open scan of it, of
+ * an INSERT ... SELECT or a cursor, would see its pages change, so then
+ * the look waits for another insert.  On a hot standby the lock is held
+ * from the start of the change until the transaction's end, so queries
+ * there wait for it (or are cancelled by max_standby_streaming_delay).
+ *
+ * Crashes.  Until the metapage record, the old layout stands whole: a crash
+ * before it leaves the new trees' pages unreached, restored whole by WAL or
+ * new and empty, and marked with the generation that never came; VACUUM,
+ * which reads pages in physical order, passes by pages of the other
+ * generation's parity, and the next change of layout puts them before its
+ * layout_start.
+ *
+ * IDENTIFICATION
+ *	  src/index/permgrow.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/generic_xlog.h"
+#include "access/xlog.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/lmgr.h"
+#include "storage/sinval.h"
+#include "storage/standby.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "fingerprint/fingerprint.h"
+#include "index/perm.h"
+#include "index/permleaf.h"
+
+/* A layout chosen from this many rows is final */
+#define PERM_GROWTH_FINAL_ROWS	65536
+
+/* The layout is looked at again each time the relation grows this much */
+#define PERM_GROWTH_FACTOR		4
+
+/* ... but not before it has this many blocks */
+#define PERM_GROWTH_MIN_BLOCKS	32
+
+/* Inserts between two looks at the relation's length, in one backend */
+#define PERM_GROWTH_LOOK_EVERY	64
+
+/* Fingerprints counted bit by bit at a time */
+#define PERM_GROWTH_COUNT_BATCH	1024
+
+/* When to look at a layout chosen from rows rows, in nblocks blocks */
+static BlockNumber
+next_check_for(int64 rows, BlockNumber nblocks)
+{
+	if (rows >= PERM_GROWTH_FINAL_ROWS)
+		return InvalidBlockNumber;
+	return Max((uint64) nblocks * PERM_GROWTH_FACTOR, PERM_GROWTH_MIN_BLOCKS);
+}
+
+/* The growth record of an index just built from rows rows */
+void
+PermGrowthAfterBuild(PermMetaGrowth *growth, int64 rows, BlockNumber nblocks)
+{
+	memset(growth, 0, sizeof(PermMetaGrowth));
+	growth->magic = PERM_GROWTH_MAGIC;
+	growth->generation = 0;
+	growth->layout_rows = rows;
+	growth->layout_start = PERM_METAPAGE_BLKNO + 1;
+	growth->next_check = next_check_for(rows, nblocks);
+}
+
+/*
+ * Read every entry of table 0 (every row of the index, dead ones included)
+ * as (fingerprint, TID) into rows, counting the bits into votes; returns
+ * how many.  Keys are turned back into fingerprints by the inverse of the
+ * table's permutation.
+ */
+static int64
+collect_rows(Relation index, PermState *state, RecStore *rows,
+			 SimhashVoter *votes)
+{
+	PermPermutation *inverse = palloc(sizeof(PermPermutation));
+	uint8		inv[64];
+	uint64		batch[PERM_GROWTH_COUNT_BATCH];
+	int			nbatch = 0;
+	int64		n = 0;
+	int64		steps = 0;
+	Buffer		buf;
+	int			j;
+
+	/* key bit 63 - j is fingerprint bit bits[j]: invert that */
+	for (j = 0; j < 64; j++)
+		inv[63 - state->layout.bits[0][j]] = 63 - j;
+	PermMakePermutation(inv, inverse);
+
+	buf = PermLeftmostPage(index, 0, 0);
+	for (;;)
+	{
+		Page		page = BufferGetPage(buf);
+		int			nentries = PermPageGetOpaque(page)->nentries;
+		int			i;
+
+		for (i = 0; i < nentries; i++)
+		{
+			KeyTid		e;
+
+			PermReadLeafEntry(page, i, &e);
+			e.key = PermPermute(inverse, e.key);
+			RecStoreAdd(rows, &e);
+			batch[nbatch++] = e.key;
+			if (nbatch == PERM_GROWTH_COUNT_BATCH)
+			{
+				SimhashVoterAddBatch(votes, batch, nbatch);
+				nbatch = 0;
+			}
+			n++;
+		}
+		if (PermPageIsRightmost(page))
+			break;
+		buf = PermStepRight(index, buf, BUFFER_LOCK_SHARE, &steps);
+	}
+	UnlockReleaseBuffer(buf);
+	SimhashVoterAddBatch(votes, batch, nbatch);
+	pfree(inverse);
+	return n;
+}
+
+/* Do two layouts put every bit in the same place of every table? */
+static bool
+same_layout(const PermLayout *a, const PermLayout *b)
+{
+	int			t;
+
+	if (a->ntables != b->ntables ||
+		memcmp(a->block_of_bit, b->block_of_bit, 64) != 0)
+		return false;
+	for (t = 0; t < a->ntables; t++)
+		if (a->prefix_bits[t] != b->prefix_bits[t] ||
+			memcmp(a->bits[t], b->bits[t], 64) != 0)
+			return false;
+	return true;
+}
+
+/*
+ * Every backend, here and on hot standbys, drops its cached state of the
+ * index: a relcache invalidation, sent now rather than at commit (the
+ * change is not undone by an abort), and logged for standbys.
+ */
+static void
+invalidate_cached_layouts(Relation index)
+{
+	SharedInvalidationMessage msg;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.rc.id = SHAREDINVALRELCACHE_ID;
+	msg.rc.dbId = MyDatabaseId;
+	msg.rc.relId = RelationGetRelid(index);
+	SendSharedInvalidMessages(&msg, 1);
+	if (RelationNeedsWAL(index) && XLogStandbyInfoActive())
+		LogStandbyInvalidations(1, &msg, false);
+}
+
+/*
+ * Look at the layout again, under the index's AccessExclusiveLock: choose
+ * one from the rows, and if it differs, write the tables anew in it and
+ * switch the metapage (see the head of this file).
+ */
+static void
+relayout(Relation index)
+{
+	MemoryContext cxt,
+				old;
+	PermState  *state;
+	PermMetaGrowth growth;
+	PermLayout	layout;
+	SimhashVoter *votes;
+	RecStore   *rows;
+	int64		budget = (int64) maintenance_work_mem * 1024;
+	int64		n;
+	BlockNumber roots[PERM_MAX_TABLES];
+	uint16		root_levels[PERM_MAX_TABLES];
+	bool		same;
+	Buffer		metabuf;
+	GenericXLogState *xlog;
+	Page		metapage;
+	PermMetaPage meta;
+	int			t;
+
+	/* the state as the metapage has it now: another backend may have come first */
+	PermForgetState(index);
+	state = PermGetState(index);
+	if (!state->has_growth || state->growth.next_check == InvalidBlockNumber ||
+		RelationGetNumberOfBlocks(index) < state->growth.next_check)
+		return;
+
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash_perm relayout",
+								ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(cxt);
+	rows = RecStoreBegin(budget / 2);
+	votes = palloc(sizeof(SimhashVoter));
+	SimhashVoterInit(votes);
+	n = collect_rows(index, state, rows, votes);
+	PermChooseLayoutFromVotes(state->layout.max_distance, state->layout.blocks,
+							  votes, n, &layout);
+	growth = state->growth;
+	growth.layout_rows = n;
+	same = same_layout(&layout, &state->layout);
+	if (!same)
+	{
+		growth.layout_start = RelationGetNumberOfBlocks(index);
+		growth.generation++;
+		PermWriteTables(index, MAIN_FORKNUM, rows, n, budget, &layout,
+						PermLayoutFlag(growth.generation),
+						RelationNeedsWAL(index), false, roots, root_levels);
+	}
+	growth.next_check = next_check_for(n, RelationGetNumberOfBlocks(index));
+
+	/* the switch: one record */
+	metabuf = PermReadMetaPage(index, BUFFER_LOCK_EXCLUSIVE);
+	xlog = GenericXLogStart(index);
+	metapage = GenericXLogRegisterBuffer(xlog, metabuf, GENERIC_XLOG_FULL_IMAGE);
+	meta = PermPageGetMeta(metapage);
+	if (!same)
+	{
+		memcpy(meta->block_of_bit, layout.block_of_bit, 64);
+		for (t = 0; t < layout.ntables; t++)
+		{
+			memcpy(meta->tables[t].bits, layout.bits[t], 64);
+			meta->tables[t].prefix_bits = layout.prefix_bits[t];
+			meta->tables[t].root = roots[t];
+			meta->tables[t].root_level = root_levels[t];
+		}
+	}
+	PermMetaSetGrowth(metapage, &growth);
+	GenericXLogFinish(xlog);
+	UnlockReleaseBuffer(metabuf);
+
+	if (!same)
+		invalidate_cached_layouts(index);
+	PermForgetState(index);
+	MemoryContextSwitchTo(old);
+	RecStoreEnd(rows);
+	MemoryContextDelete(cxt);
+}
+
+/*
+ * Called by every insert before it reads the layout: now and then, while
+ * the index is young, look at the layout again (see the head of this file).
+ */
+void
+PermGrowMaybeRelayout(Relation index)
+{
+	PermState  *state = PermGetState(index);
+
+	if (!state->has_growth || state->growth.next_check == InvalidBlockNumber)
+		return;
+	if (++state->inserts % PERM_GROWTH_LOOK_EVERY != 0)
+		return;
+	if (RelationGetNumberOfBlocks(index) < state->growth.next_check)
+		return;
+
+	/*
+	 * Only with the index open once in this backend (no scan of it under
+	 * way here), valid, and no lock on it anywhere else
+	 */
+	if (index->rd_refcnt != 1 || index->rd_index == NULL ||
+		!index->rd_index->indisvalid || !index->rd_index->indisready)
+		return;
+	if (!ConditionalLockRelation(index, AccessExclusiveLock))
+		return;
+	relayout(index);
+	UnlockRelation(index, AccessExclusiveLock);
+}
