@@ -244,8 +244,9 @@ typedef PermPageOpaqueData *PermPageOpaque;
  */
 
 /*
- * The bit layout of an index, fixed at build time: which block each bit
- * belongs to and, for each table, the order of the 64 bits in its key.
+ * The bit layout of an index, chosen at build time (and again while the
+ * index is young, permgrow.c): which block each bit belongs to and, for
+ * each table, the order of the 64 bits in its key.
  */
 typedef struct PermLayout
 {
@@ -299,8 +300,10 @@ typedef struct PermAppendScratch
 } PermAppendScratch;
 
 /*
- * Index-wide state cached in rd_amcache.  The layout never changes after
- * the build; the roots may be stale (a root split since they were read),
+ * Index-wide state cached in rd_amcache.  The layout changes only under an
+ * AccessExclusiveLock on the index, after which every backend's cache is
+ * invalidated (permgrow.c); the roots may be stale (a root split since
+ * they were read),
  * which is harmless: the old root is the leftmost page of its level, and a
  * descent from it reaches every key of that level by moving right.
  */
