@@ -1,9 +1,10 @@
--- Data for the README's SQL examples (test/readme/run_examples.py).  Each
--- section, from a "-- fixture: NAME" line to the next, is run as one script
--- in the example's fresh database; an example names its fixtures in the
--- comment above it (<!-- example: setup=NAME data=NAME ... -->).  Setups
--- run before the example; a data fixture runs right after the example's
--- last CREATE INDEX, so that the planner sees a table of realistic size.
+-- Data for the SQL examples of README.md and docs/
+-- (test/readme/run_examples.py).  Each section, from a "-- fixture: NAME"
+-- line to the next, is run as one script in the example's fresh database;
+-- an example names its fixtures in the comment above it (<!-- example:
+-- setup=NAME data=NAME ... -->).  Setups run before the example; a data
+-- fixture runs right after the example's last CREATE INDEX, so that the
+-- planner sees a table of realistic size.
 
 -- fixture: extension
 CREATE EXTENSION simhash;
