@@ -57,11 +57,6 @@ ANALYZE docs;
 ANALYZE new_docs;
 ANALYZE batch;
 
--- fixture: cand
--- the candidates of the recall-oriented pipeline
-CREATE TABLE cand AS
-  SELECT id, simhash(body, shingles => '{1}', weighting => 'binary') AS fp FROM docs;
-
 -- fixture: old_version
 -- a database that installed 1.3, with a fingerprint column and its index
 CREATE EXTENSION simhash VERSION '1.3';
