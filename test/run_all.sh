@@ -4,7 +4,9 @@
 #   bash test/run_all.sh
 #
 # On a fresh Debian 12 machine, as root, it installs what it needs (apt),
-# builds with warnings as errors, installs the extension, starts a private
+# builds with warnings as errors, installs the extension, checks that the
+# documents agree with the code (test/docs/check_docs.py: versions, layers,
+# links, the README's measured figures, the licence), starts a private
 # cluster in a temporary directory (Unix socket only), runs the pg_regress
 # and isolation tests against it, checks the fingerprints against the
 # independent reference implementation, runs the extension from Python
@@ -81,6 +83,11 @@ run_tap_tests() {	# label tests env...
 	done
 	rm -rf "$tapdir"
 }
+
+echo "== the documents against the code (test/docs/check_docs.py)"
+rc=0
+/usr/bin/python3 test/docs/check_docs.py || rc=$?
+record "documents against the code" $rc
 
 simhash_cluster_start
 run_installcheck ""
