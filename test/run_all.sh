@@ -4,12 +4,14 @@
 #   bash test/run_all.sh
 #
 # On a fresh Debian 12 machine, as root, it installs what it needs (apt),
-# builds with warnings as errors, installs the extension, starts a private
+# builds with warnings as errors, installs the extension, checks that the
+# documents agree with the code (test/docs/check_docs.py: versions, layers,
+# links, the README's measured figures, the licence), starts a private
 # cluster in a temporary directory (Unix socket only), runs the pg_regress
 # and isolation tests against it, checks the fingerprints against the
 # independent reference implementation, runs the extension from Python
-# (psycopg2) and Node.js (node-postgres), runs every SQL example of the
-# README as it is written there, holds the quality evaluation to the
+# (psycopg2) and Node.js (node-postgres), runs every SQL example of
+# README.md and docs/ as it is written there, holds the quality evaluation to the
 # targets a run can check (test/quality/evaluate.py --check, about 2
 # minutes), then runs the TAP tests (make prove_installcheck, one test at a
 # time; they start and stop their own clusters), then test/sanitize.sh (the
@@ -49,10 +51,10 @@ run_installcheck() {	# label
 	record "${1}pg_regress and isolation" $rc
 }
 
-# The README's SQL examples on the running cluster
+# The SQL examples of README.md and docs/ on the running cluster
 run_readme_examples() {	# label
 	local rc=0
-	echo "== ${1}the README's SQL examples, as the README shows them (test/readme/run_examples.py)"
+	echo "== ${1}the SQL examples of README.md and docs/, as they are written there (test/readme/run_examples.py)"
 	/usr/bin/python3 test/readme/run_examples.py || rc=$?
 	record "${1}README examples" $rc
 }
@@ -81,6 +83,11 @@ run_tap_tests() {	# label tests env...
 	done
 	rm -rf "$tapdir"
 }
+
+echo "== the documents against the code (test/docs/check_docs.py)"
+rc=0
+/usr/bin/python3 test/docs/check_docs.py || rc=$?
+record "documents against the code" $rc
 
 simhash_cluster_start
 run_installcheck ""

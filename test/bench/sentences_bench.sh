@@ -19,7 +19,7 @@
 #    are checked against a sequential scan for 50 documents first.
 # Synthetic signatures are the favourable case for GIN: every hash is rare.
 # A corpus whose template sentences make it into many signatures gives
-# those hashes long posting lists (docs/quality_sentences.md shows how
+# those hashes long posting lists (docs/reports/quality_sentences.md shows how
 # often that happens on real text).
 set -euo pipefail
 cd "$(dirname "$0")/../.."

@@ -25,8 +25,8 @@
 #
 # Memory is in MiB.  The largest case, simhash_jaccard with 8 shingle sizes
 # on the distinct text, peaks at about 1.8 GiB (before the feature
-# collector, on the 300 MB text: 5.4 GiB).  README.md, "Memory", has the
-# figures.
+# collector, on the 300 MB text: 5.4 GiB).  docs/benchmarks.md, "Memory", has
+# the figures.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tools/common.sh

@@ -3,7 +3,7 @@
 Does simhash(text) find Chinese near-duplicates as well as English ones?
 This script builds comparable material in both languages, edits it in the
 same ways, fingerprints everything with the extension inside PostgreSQL, and
-writes docs/quality_chinese.md.
+writes docs/reports/quality_chinese.md.
 
 Documents
     Chinese: paragraphs of the man pages in manpages-zh (zh_CN and zh_TW,
@@ -86,7 +86,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tools"))
 import corpus  # noqa: E402  (tools/corpus.py)
 
-REPORT = os.path.normpath(os.path.join(HERE, "..", "..", "docs", "quality_chinese.md"))
+REPORT = os.path.normpath(os.path.join(HERE, "..", "..", "docs", "reports", "quality_chinese.md"))
 
 SEED = 20240617
 MIN_HAN = 40            # Han characters a Chinese document needs

@@ -25,7 +25,7 @@ What it measures (issue "Near-duplicate quality on real text"):
 Needs a server with the extension installed, reached through the usual PG*
 environment variables; Debian's python3-numpy (and python3-matplotlib for the
 plot).  Run it through test/quality/evaluate.sh, which starts a throwaway
-cluster.  Writes docs/quality.md, docs/quality.png and docs/quality.json.
+cluster.  Writes docs/reports/quality.md, docs/reports/quality.png and docs/reports/quality.json.
 
     /usr/bin/python3 test/quality/evaluate.py [--all] [--check]
 
@@ -50,7 +50,7 @@ import groundtruth as G  # noqa: E402
 
 KMAX = 10
 THRESHOLDS = (0.7, 0.8, 0.9)
-DOCS = os.path.join(ROOT, "docs")
+DOCS = os.path.join(ROOT, "docs", "reports")
 
 # name -> (SQL expression over qdocs.body, shown in the main table?)
 # The first is the default scheme; the next two are the issue's reference
@@ -347,7 +347,7 @@ def check_targets(result):
     reference scheme, at any k, beats the default scheme at k = 3 on both
     precision and recall; the candidates-plus-verification recipe and the
     MinHash band keys reach their recall and precision.  (The default
-    scheme's own precision target is not met; see docs/quality.md.)"""
+    scheme's own precision target is not met; see docs/reports/quality.md.)"""
     from report import dominated
     failures = []
     d3 = result["schemes"][DEFAULT]["rows"][3]
@@ -419,7 +419,7 @@ def main():
         json.dump(result, f, indent=1)
     import report  # noqa: E402 (matplotlib only when writing the report)
     report.write(result, DOCS, DEFAULT, REFERENCES)
-    print(f"done in {time.time() - t0:.0f} s: docs/quality.md, docs/quality.png", flush=True)
+    print(f"done in {time.time() - t0:.0f} s: docs/reports/quality.md, docs/reports/quality.png", flush=True)
 
 
 

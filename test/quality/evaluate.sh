@@ -6,13 +6,13 @@
 #   bash test/quality/evaluate.sh --all      every feature scheme (about 10 minutes)
 #   bash test/quality/evaluate.sh --check    only the checks test/run_all.sh runs
 #   bash test/quality/evaluate.sh --sentences  only the sentence signature beside
-#                                            simhash (docs/quality_sentences.md)
+#                                            simhash (docs/reports/quality_sentences.md)
 #
 # Installs what it needs (Debian packages, apt's English descriptions), builds
 # and installs the extension, starts a cluster, runs test/quality/evaluate.py
-# (docs/quality.md, .png, .json), test/quality/chinese.py
-# (docs/quality_chinese.md) and test/quality/sentences.py
-# (docs/quality_sentences.md), and stops the cluster.
+# (docs/reports/quality.md, .png, .json), test/quality/chinese.py
+# (docs/reports/quality_chinese.md) and test/quality/sentences.py
+# (docs/reports/quality_sentences.md), and stops the cluster.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tools/common.sh

@@ -1,9 +1,9 @@
-"""Write docs/quality.md and docs/quality.png from evaluate.py's results.
+"""Write docs/reports/quality.md and docs/reports/quality.png from evaluate.py's results.
 
-The last section of docs/quality.md, "Exploration (history)", is written by
+The last section of docs/reports/quality.md, "Exploration (history)", is written by
 hand: it is kept as it is.
 
-Also usable alone, to redraw from a saved docs/quality.json:
+Also usable alone, to redraw from a saved docs/reports/quality.json:
     /usr/bin/python3 test/quality/report.py
 """
 import json
@@ -11,7 +11,7 @@ import os
 import sys
 
 THRESHOLDS = ("0.7", "0.8", "0.9")
-# docs/quality.md ends with a section written by hand, from this heading on;
+# docs/reports/quality.md ends with a section written by hand, from this heading on;
 # write() keeps it.
 HISTORY = "## Exploration (history)"
 
@@ -143,7 +143,7 @@ def write(result, outdir, default, references):
 
 if __name__ == "__main__":
     here = os.path.dirname(os.path.abspath(__file__))
-    docs = os.path.join(os.path.dirname(os.path.dirname(here)), "docs")
+    docs = os.path.join(os.path.dirname(os.path.dirname(here)), "docs", "reports")
     sys.path.insert(0, here)
     import evaluate
     with open(os.path.join(docs, "quality.json")) as f:

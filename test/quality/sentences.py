@@ -30,7 +30,7 @@ Corpora
 The verification of the combined recipe runs as SQL (simhash_jaccard) on
 every candidate pair and must agree with the ground truth's Jaccard.
 
-Writes docs/quality_sentences.md.  Run through test/quality/evaluate.sh
+Writes docs/reports/quality_sentences.md.  Run through test/quality/evaluate.sh
 --sentences (a throwaway cluster), or against a server with the extension
 created in its database:
     /usr/bin/python3 test/quality/sentences.py
@@ -51,7 +51,7 @@ import groundtruth as G  # noqa: E402
 import chinese as ZH  # noqa: E402
 from evaluate import copy_escape, psql  # noqa: E402
 
-REPORT = os.path.join(ROOT, "docs", "quality_sentences.md")
+REPORT = os.path.join(ROOT, "docs", "reports", "quality_sentences.md")
 THRESHOLDS = (0.8, 0.9)
 SIG_KS = (3, 5, 8)
 SIG_MS = (1, 2, 3)

@@ -1,9 +1,10 @@
--- Data for the README's SQL examples (test/readme/run_examples.py).  Each
--- section, from a "-- fixture: NAME" line to the next, is run as one script
--- in the example's fresh database; an example names its fixtures in the
--- comment above it (<!-- example: setup=NAME data=NAME ... -->).  Setups
--- run before the example; a data fixture runs right after the example's
--- last CREATE INDEX, so that the planner sees a table of realistic size.
+-- Data for the SQL examples of README.md and docs/
+-- (test/readme/run_examples.py).  Each section, from a "-- fixture: NAME"
+-- line to the next, is run as one script in the example's fresh database;
+-- an example names its fixtures in the comment above it (<!-- example:
+-- setup=NAME data=NAME ... -->).  Setups run before the example; a data
+-- fixture runs right after the example's last CREATE INDEX, so that the
+-- planner sees a table of realistic size.
 
 -- fixture: extension
 CREATE EXTENSION simhash;
@@ -55,11 +56,6 @@ SELECT 300000 + g, 'page ' || g || ' of the crawl, on topic ' || g % 97 || ' in 
 ANALYZE docs;
 ANALYZE new_docs;
 ANALYZE batch;
-
--- fixture: cand
--- the candidates of the recall-oriented pipeline
-CREATE TABLE cand AS
-  SELECT id, simhash(body, shingles => '{1}', weighting => 'binary') AS fp FROM docs;
 
 -- fixture: old_version
 -- a database that installed 1.3, with a fingerprint column and its index

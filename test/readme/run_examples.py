@@ -1,11 +1,14 @@
 #!/usr/bin/python3
-"""Run every SQL example of README.md, as the README shows it.
+"""Run every SQL example of the documentation, as the documents show it.
 
-    PGHOST=... PGPORT=... PGUSER=... python3 test/readme/run_examples.py [README.md]
+    PGHOST=... PGPORT=... PGUSER=... python3 test/readme/run_examples.py [FILE.md ...]
 
-The examples are read from the README itself, so a changed example is a
-changed test.  Each ```sql block must have, on the line above it, a comment
-that says how to run it (invisible on a rendered page):
+The examples are read from the documents themselves, so a changed example
+is a changed test.  The documents are README.md and every Markdown file
+under docs/ (reports included), or the files named on the command line;
+test/docs/check_docs.py checks that no other Markdown file of the
+repository holds an SQL example.  Each ```sql block must have, on the line
+above it, a comment that says how to run it (invisible on a rendered page):
 
     <!-- example: setup=docs index=docs_fp_idx $1="'some words'" -->
 
@@ -14,16 +17,16 @@ that says how to run it (invisible on a rendered page):
   data=A      fixture run right after the example's last CREATE INDEX
   index=I,J   every statement that searches by distance (hamming_near, or
               ORDER BY ... <->) must be planned on one of these indexes
-              (EXPLAIN), as the README says it is
+              (EXPLAIN), as the document says it is
   $N="SQL"    what $N stands for: a client's parameter, put in the text as a
               quoted literal, as psycopg2 sends it
   skip="why"  not run here; the reason is printed
 
 A comment line "--  value" (two spaces) right after a statement is the
-output the README shows for it: the statement must return that one value.
+output the document shows for it: the statement must return that one value.
 Statements run one at a time through psycopg2 (autocommit; BEGIN and COMMIT
-in an example are its own).  Each example prints a line; the last line
-counts the examples.
+in an example are its own).  Each example prints a line naming its file
+and line; the last line counts the examples.
 """
 import os
 import re
@@ -47,6 +50,15 @@ def fixtures():
             found[name] = ''
         elif name:
             found[name] += line
+    return found
+
+
+def documents():
+    """README.md, then every Markdown file under docs/, in name order"""
+    found = [os.path.join(ROOT, 'README.md')]
+    for top, dirs, files in os.walk(os.path.join(ROOT, 'docs')):
+        dirs.sort()
+        found += [os.path.join(top, f) for f in sorted(files) if f.endswith('.md')]
     return found
 
 
@@ -100,7 +112,7 @@ def connect(db):
     return conn
 
 
-def run_example(n, line, args, sql, fx):
+def run_example(n, where, args, sql, fx):
     db = 'readme_example_%d' % n
     admin = connect('postgres')
     acur = admin.cursor()
@@ -135,15 +147,15 @@ def run_example(n, line, args, sql, fx):
             if expect is not None:
                 got = cur.fetchall()
                 if len(got) != 1 or len(got[0]) != 1 or str(got[0][0]) != expect:
-                    raise AssertionError('%s\nreturned %r, the README shows %r' % (stmt, got, expect))
+                    raise AssertionError('%s\nreturned %r, the document shows %r' % (stmt, got, expect))
                 checked_outputs += 1
             if i == last_index and 'data' in args:
                 cur.execute(fx[args['data']])
-        print('ok: README line %d: %d statements, %d plans and %d outputs checked'
-              % (line, len(stmts), checked_plans, checked_outputs))
+        print('ok: %s: %d statements, %d plans and %d outputs checked'
+              % (where, len(stmts), checked_plans, checked_outputs))
         return True
     except (psycopg2.Error, AssertionError) as e:
-        print('FAILED: README line %d: %s' % (line, str(e).strip()))
+        print('FAILED: %s: %s' % (where, str(e).strip()))
         return False
     finally:
         conn.close()
@@ -152,22 +164,27 @@ def run_example(n, line, args, sql, fx):
 
 
 def main():
-    path = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, 'README.md')
+    paths = sys.argv[1:] or documents()
     fx = fixtures()
     passed = failed = skipped = 0
-    for n, (line, args, sql) in enumerate(examples(path)):
-        if args is None:
-            print('FAILED: README line %d: an SQL example without an "<!-- example: ... -->" comment' % line)
-            failed += 1
-        elif 'skip' in args:
-            print('skipped: README line %d: %s' % (line, args['skip']))
-            skipped += 1
-        elif run_example(n, line, args, sql, fx):
-            passed += 1
-        else:
-            failed += 1
-    print('README examples: %d of %d ran as shown, %d skipped with a reason'
-          % (passed, passed + failed + skipped, skipped))
+    n = 0
+    for path in paths:
+        name = os.path.relpath(os.path.abspath(path), ROOT)
+        for line, args, sql in examples(path):
+            where = '%s:%d' % (name, line)
+            if args is None:
+                print('FAILED: %s: an SQL example without an "<!-- example: ... -->" comment' % where)
+                failed += 1
+            elif 'skip' in args:
+                print('skipped: %s: %s' % (where, args['skip']))
+                skipped += 1
+            elif run_example(n, where, args, sql, fx):
+                passed += 1
+            else:
+                failed += 1
+            n += 1
+    print('SQL examples of %d documents: %d of %d ran as shown, %d skipped with a reason'
+          % (len(paths), passed, passed + failed + skipped, skipped))
     return 1 if failed else 0
 
 
