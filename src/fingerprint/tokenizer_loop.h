@@ -20,8 +20,9 @@
  * constant functions (fingerprint.c) gets a loop with its sinks inlined.
  * The Unicode lookups, needed only past ASCII, are out of line in
  * tokenizer.c with the tables, as is SimhashTokenize(), the tokenizer for
- * any callback (tokenizer.h).  Only fingerprint.c and tokenizer.c include
- * this file.  Everything here is part of the stored fingerprint format.
+ * any callback (tokenizer.h).  Only fingerprint.c, tokenizer.c and
+ * sentences.c (which splits sentences with the same loop) include this
+ * file.  Everything here is part of the stored fingerprint format.
  *
  * IDENTIFICATION
  *	  src/fingerprint/tokenizer_loop.h

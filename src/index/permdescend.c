@@ -190,7 +190,7 @@ build_leaf_map(Relation index, int table)
  * What one probe of a table costs, in pages of a pass over one table whole.
  * Through a leaf map a probe reads one leaf from the key's place: about a
  * third of the time a pass spends on one leaf (0.55 us against 2.0 us,
- * measured at a million rows: docs/knn_bench.md, "A probe against a
+ * measured at a million rows: docs/reports/knn_bench.md, "A probe against a
  * pass").  Without one it descends from the root.  A table is expected to have a map if this backend has
  * built one, or, before it has, if the index's leaves (estimated from its
  * size) would fit simhash.leaf_map_memory: the map is built after the first

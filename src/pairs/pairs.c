@@ -9,7 +9,7 @@
  * neighbours.  With B blocks and C(B, k) tables whose sort keys start with
  * B - k blocks (the layout of simhash_perm, permlayout.c), two fingerprints
  * within distance k agree on all the leading blocks of at least one table
- * (README.perm, "Why the tables find every match"), so they fall into the
+ * (README.perm, "Why C(B, K) tables find every match within K"), so they fall into the
  * same group of equal prefixes in that table's sorted order.  Each group is
  * compared pair by pair.  A pair found in table t is reported only if t is
  * the first table where the two share a prefix, so each pair comes once.
