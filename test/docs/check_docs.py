@@ -730,9 +730,23 @@ def check_examples():
     checked['examples'] = '%d SQL examples' % n
 
 
+# --------------------------------------------------------------------------
+# The README's length: a user reads it in ten minutes
+
+README_MAX_LINES = 800
+
+
+def check_readme_length():
+    n = read('README.md').count('\n')
+    if n > README_MAX_LINES:
+        fail('README.md', n, 'the README has %d lines, more than %d: what a maintainer needs '
+             'belongs in docs/' % (n, README_MAX_LINES))
+    checked['length'] = 'README.md has %d lines (at most %d)' % (n, README_MAX_LINES)
+
+
 def main():
     for check in (check_versions, check_layers, check_links, check_measured, check_license,
-                  check_examples):
+                  check_examples, check_readme_length):
         check()
     for f in failures:
         print('FAILED: ' + f)
