@@ -22,6 +22,7 @@
 
 #include "access/generic_xlog.h"
 #include "access/rmgr.h"
+#include "access/xact.h"
 #include "access/xloginsert.h"
 #include "miscadmin.h"
 #include "nodes/execnodes.h"
@@ -638,5 +639,12 @@ perminsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 		keys[t].tid = *ht_ctid;
 	}
 	insert_row(index, state->layout.ntables, keys);
+
+	/* for the exclusion check that may follow (permscan.c) */
+	state->last_valid = true;
+	state->last_tid = *ht_ctid;
+	state->last_fp = fp;
+	state->last_xid = GetCurrentTransactionIdIfAny();
+	state->last_cid = GetCurrentCommandId(false);
 	return false;
 }

@@ -25,6 +25,7 @@
 #include "postgres.h"
 
 #include "access/relscan.h"
+#include "access/xact.h"
 #include "nodes/tidbitmap.h"
 #include "pgstat.h"
 #include "utils/memutils.h"
@@ -91,15 +92,27 @@ collect_tid(void *arg, ItemPointer tid, uint64 key, int distance)
  * row's, so that a damaged key in the index cannot make an innocent row
  * conflict (README.perm, "Exclusion constraints").  A row no version of
  * which the snapshot sees is no conflict either: the executor would skip
- * it.  Called only for matches, which are few.
+ * it.  Called only for matches, which are few; but one of them is, after
+ * an insert, the new row itself, which the executor then passes over.  Its
+ * value is known without a read: the row this backend inserted last, in
+ * this transaction and command, at this TID, with the value the check
+ * looks for (no other row can hold that TID within one command).
  */
 static bool
 constraint_row_matches(IndexScanDesc scan, PermScanOpaque so)
 {
+	PermState  *state = PermGetState(scan->indexRelation);
+	uint64		center = DatumGetUInt64(scan->keyData[0].sk_argument);
 	uint64		fp;
 
 	if (scan->heapRelation == NULL)
 		return true;			/* not reached: the executor passes the table */
+	if (state->last_valid && state->last_fp == center &&
+		ItemPointerEquals(&state->last_tid, &scan->xs_heaptid) &&
+		state->last_xid == GetCurrentTransactionIdIfAny() &&
+		TransactionIdIsValid(state->last_xid) &&
+		state->last_cid == GetCurrentCommandId(false))
+		return true;
 	if (so->rows == NULL)
 	{
 		MemoryContext old = MemoryContextSwitchTo(GetMemoryChunkContext(so));
@@ -109,8 +122,7 @@ constraint_row_matches(IndexScanDesc scan, PermScanOpaque so)
 	}
 	if (!PermRowReaderFetch(so->rows, &scan->xs_heaptid, scan->xs_snapshot, &fp))
 		return false;
-	return simhash_hamming(fp, DatumGetUInt64(scan->keyData[0].sk_argument)) <=
-		PermConstraintRadius(scan, PermGetState(scan->indexRelation));
+	return simhash_hamming(fp, center) <= PermConstraintRadius(scan, state);
 }
 
 /*
