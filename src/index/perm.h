@@ -519,6 +519,9 @@ extern bool PermMetaGetGrowth(Page metapage, PermMetaGrowth *growth);
 extern void PermMetaSetGrowth(Page metapage, const PermMetaGrowth *growth);
 extern PermState *PermGetState(Relation index);
 extern void PermForgetState(Relation index);
+extern BlockNumber PermLayoutBlocks(Relation index, BlockNumber *first,
+									uint16 *flag);
+extern double PermLayoutPageCount(Relation index);
 
 /* permlayout.c (SimhashVoter: fingerprint.h) */
 struct SimhashVoter;

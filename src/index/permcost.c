@@ -319,7 +319,9 @@ void
 PermSampleNearPairs(Relation index, int k, double *pairs)
 {
 	PermLayout *layout = &PermGetState(index)->layout;
-	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	BlockNumber first;
+	uint16		layout_flag;
+	BlockNumber nblocks = PermLayoutBlocks(index, &first, &layout_flag);
 	double		count[PERM_MAX_MAX_DISTANCE + 1] = {0};
 	uint64	   *keys;
 	int			npages,
@@ -327,11 +329,11 @@ PermSampleNearPairs(Relation index, int k, double *pairs)
 				d;
 
 	Assert(k >= 0 && k <= PERM_MAX_MAX_DISTANCE);
-	npages = Min(nblocks > 0 ? nblocks - 1 : 0, PERM_PAIR_SAMPLE_PAGES);
+	npages = Min(nblocks > first ? nblocks - first : 0, PERM_PAIR_SAMPLE_PAGES);
 	keys = palloc(sizeof(uint64) * PERM_LEAF_MAX_ENTRIES);
 	for (i = 0; i < npages; i++)
 	{
-		BlockNumber blkno = 1 + (BlockNumber) ((i + 0.5) * (nblocks - 1) / npages);
+		BlockNumber blkno = first + (BlockNumber) ((i + 0.5) * (nblocks - first) / npages);
 		Buffer		buf;
 		Page		page;
 		PermLeafKeys lk;
@@ -347,7 +349,9 @@ PermSampleNearPairs(Relation index, int k, double *pairs)
 		if (!PageIsNew(page))
 		{
 			PermCheckPage(index, buf, -1, -1);
-			if (PermPageIsLeaf(page))
+			/* a page of the current layout's trees only (permgrow.c) */
+			if (PermPageIsLeaf(page) &&
+				(PermPageGetOpaque(page)->flags & PERM_ODD_LAYOUT) == layout_flag)
 			{
 				n = PermPageGetOpaque(page)->nentries;
 				table = PermPageGetOpaque(page)->table;
@@ -382,6 +386,6 @@ PermSampleNearPairs(Relation index, int k, double *pairs)
 		else if (share < PERM_PAIR_MIN_SHARE)
 			pairs[d] = -1;
 		else
-			pairs[d] = count[d] * (nblocks - 1) / (npages * share);
+			pairs[d] = count[d] * (nblocks - first) / (npages * share);
 	}
 }

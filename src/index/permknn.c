@@ -271,7 +271,7 @@ order_read_ring(IndexScanDesc scan, PermState *state, PermScanOpaque so)
 				simhash_count_within(p, ring - 1);
 			ring_cost += probes * PermProbePages(index, t, tables[t].root_level);
 		}
-		if (ring_cost > (double) RelationGetNumberOfBlocks(index) / ntables)
+		if (ring_cost > PermLayoutPageCount(index) / ntables)
 			whole = true;
 	}
 

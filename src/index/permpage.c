@@ -648,6 +648,41 @@ PermMetaSetGrowth(Page metapage, const PermMetaGrowth *growth)
 }
 
 /*
+ * The blocks of the current layout's trees: [*first, return value).
+ * Blocks before *first belong to earlier layouts (permgrow.c); so do pages
+ * within the range whose PERM_ODD_LAYOUT flag is not *flag (a change of
+ * layout that a crash cut short).  For what reads pages in physical order.
+ */
+BlockNumber
+PermLayoutBlocks(Relation index, BlockNumber *first, uint16 *flag)
+{
+	PermState  *state = PermGetState(index);
+
+	*first = PERM_METAPAGE_BLKNO + 1;
+	*flag = 0;
+	if (state->has_growth)
+	{
+		*first = state->growth.layout_start;
+		*flag = PermLayoutFlag(state->growth.generation);
+	}
+	return RelationGetNumberOfBlocks(index);
+}
+
+/*
+ * The pages of the index that the current layout uses, the metapage
+ * included: what a cost compares with (permprobe.c, permknn.c)
+ */
+double
+PermLayoutPageCount(Relation index)
+{
+	BlockNumber first;
+	uint16		flag;
+	BlockNumber nblocks = PermLayoutBlocks(index, &first, &flag);
+
+	return (double) (nblocks - (first - 1));
+}
+
+/*
  * Drop the index's cached state, after its layout changed (permgrow.c):
  * the next PermGetState reads the metapage again.
  */

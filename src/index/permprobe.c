@@ -222,7 +222,7 @@ search_queries(Relation index, PermQuery *queries, int nqueries,
 		for (t = 0; t < ntables; t++)
 			enum_cost += simhash_count_within(layout->prefix_bits[t], spread) *
 				PermProbePages(index, t, tables[t].root_level);
-		whole_cost = (double) RelationGetNumberOfBlocks(index) / ntables;
+		whole_cost = PermLayoutPageCount(index) / ntables;
 	}
 
 	if (spread > 0 && enum_cost > whole_cost)

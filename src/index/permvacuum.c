@@ -210,9 +210,8 @@ vacuum_scan(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			IndexBulkDeleteCallback callback, void *callback_state)
 {
 	Relation	index = info->index;
-	PermState  *state = PermGetState(index);
-	BlockNumber blkno = PERM_METAPAGE_BLKNO + 1;
-	uint16		layout_flag = 0;
+	BlockNumber blkno;
+	uint16		layout_flag;
 	BlockNumber nblocks;
 	SimhashBlockRange range;
 
@@ -221,11 +220,7 @@ vacuum_scan(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	 * those of the other generation's parity (a change of layout that a
 	 * crash cut short), belong to no tree (permgrow.c)
 	 */
-	if (state->has_growth)
-	{
-		blkno = state->growth.layout_start;
-		layout_flag = PermLayoutFlag(state->growth.generation);
-	}
+	(void) PermLayoutBlocks(index, &blkno, &layout_flag);
 
 	stats->num_index_tuples = 0;
 	for (;;)
