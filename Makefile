@@ -57,9 +57,10 @@ EXTENSION = simhash
 # version as the base plus its updates.  A released script never changes:
 # a new version X adds simhash--PREV--X.sql, appends it to UPDATES and sets
 # CURRENT (test "upgrade" compares every path with a fresh install).
-CURRENT = 1.5
+CURRENT = 1.6
 UPDATES = simhash--1.0--1.1.sql simhash--1.1--1.2.sql \
-	simhash--1.2--1.3.sql simhash--1.3--1.4.sql simhash--1.4--1.5.sql
+	simhash--1.2--1.3.sql simhash--1.3--1.4.sql simhash--1.4--1.5.sql \
+	simhash--1.5--1.6.sql
 DATA = simhash--1.0.sql $(UPDATES)
 DATA_built = simhash--$(CURRENT).sql
 

@@ -17,3 +17,16 @@ SELECT 'array' AS label, simhash(ARRAY['alpha', 'beta', 'gamma', 'alpha']);
 SELECT 'array_weighted' AS label, simhash(ARRAY['alpha', 'beta', 'gamma'], ARRAY[3, 1.5, 0.25]::real[]);
 SELECT 'array_negative' AS label, simhash(ARRAY['alpha', 'beta'], ARRAY[-2, 1]::real[]);
 SELECT 'tsvector' AS label, simhash('alpha:1,4 beta:2 gamma'::tsvector);
+
+-- The 128-bit fingerprint (1.6), frozen in the same way: the inputs above
+-- and those of test/golden/inputs128.tsv (long texts under binary weights,
+-- whose second hashes are voted in several batches; log weights).
+\copy golden FROM 'test/golden/inputs128.tsv'
+SELECT label, simhash128(doc, shingles => shingles, weighting => weighting, cjk => cjk)
+  FROM golden ORDER BY label COLLATE "C";
+-- its leftmost 64 bits are simhash()'s
+SELECT count(*) AS texts,
+       count(*) FILTER (WHERE simhash128(doc, shingles => shingles, weighting => weighting, cjk => cjk)::bit(64)
+                            = simhash(doc, shingles => shingles, weighting => weighting, cjk => cjk)::bit(64))
+         AS leftmost_64_equal
+  FROM golden;

@@ -241,7 +241,7 @@ DO $$
 DECLARE
 	v text;
 BEGIN
-	FOR v IN SELECT unnest(ARRAY['1.0', '1.1', '1.2', '1.3', '1.4']) LOOP
+	FOR v IN SELECT unnest(ARRAY['1.0', '1.1', '1.2', '1.3', '1.4', '1.5']) LOOP
 		DROP EXTENSION simhash;
 		EXECUTE format('CREATE EXTENSION simhash VERSION %L', v);
 		ALTER EXTENSION simhash UPDATE;

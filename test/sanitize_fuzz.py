@@ -12,9 +12,10 @@ statements, so a failing batch can be replayed (it is kept in --keep-dir).
 
 The statements feed random and mutated values to the type inputs
 (simhash_in, simhash_query_in, simhash_recv through a binary COPY), the
-Hamming functions and operators, simhash() on texts (random UTF-8 from many
-scripts; in a SQL_ASCII database also invalid byte sequences, which reach
-the tokenizer unchecked), on text[] with weights and on tsvectors, the
+Hamming functions and operators, simhash() and simhash128() on texts
+(random UTF-8 from many scripts; in a SQL_ASCII database also invalid byte
+sequences, which reach the tokenizer unchecked), on text[] with weights and
+on tsvectors, the
 tokens, the feature count, simhash_jaccard, simhash_chargrams, minhash,
 minhash_jaccard and minhash_bands, with random shingle arrays (NULL
 elements, out-of-range values, empty, multidimensional, other lower
@@ -372,7 +373,7 @@ class Gen:
     def st_simhash_text(self):
         r = self.r
         d = self.doc()
-        k = r.randrange(7)
+        k = r.randrange(8)
         if k == 0:
             return [b'SELECT simhash(%s);' % d]
         if k == 1:
@@ -391,6 +392,12 @@ class Gen:
                                9223372036854775807, r.randint(0, 300)])).encode()
             return [b'SELECT simhash_is_reliable(%s, %s, %s, %s, %s);'
                     % (d, mf, self.shingles(), self.option(WEIGHTINGS), self.option(CJK_MODES))]
+        if k == 6:
+            # the 128-bit fingerprint: 128 bits, the leftmost 64 simhash()'s
+            opts = (self.shingles(), self.option(WEIGHTINGS), self.option(CJK_MODES))
+            return [b"SELECT 'MISMATCH simhash128' AS x WHERE (SELECT length(f) <> 128 "
+                    b"OR f::bit(64) <> simhash(%s, %s, %s, %s)::bit(64) "
+                    b"FROM simhash128(%s, %s, %s, %s) f);" % ((d,) + opts + (d,) + opts)]
         return [b'SELECT simhash(%s, %s, %s, %s);'
                 % (d, self.shingles(), self.option(WEIGHTINGS), self.option(CJK_MODES))]
 

@@ -24,6 +24,11 @@
  *	   is 1 and subtracts it otherwise; bit i of the fingerprint is 1 iff
  *	   counter i ends above zero.  No features give fingerprint 0.
  *
+ * The 128-bit fingerprint (SimhashOfText128) runs the same pipeline and
+ * votes each feature twice, with the same weight: its hash on word 0, which
+ * is therefore the 64-bit fingerprint, and a second hash of that hash on
+ * word 1 (feature_word1).
+ *
  * Two other feature schemes share steps 1-4: character n-grams (each run of
  * n code points of the tokens joined by spaces, collect_chargrams), and the
  * set of distinct features that simhash_jaccard() and minhash() compare
@@ -321,6 +326,14 @@ typedef struct ShingleState
 	SimhashVoter voter;
 	uint64		features[TOKEN_BATCH];	/* one size's features of a batch */
 
+	/*
+	 * The 128-bit fingerprint: word 1's voter, and a batch's second hashes.
+	 * Untouched (not even initialised) for the 64-bit one.
+	 */
+	bool		wide;
+	SimhashVoter voter1;
+	uint64		words1[TOKEN_BATCH];
+
 	bool		collecting;		/* collect features (else vote them now)? */
 	FeatureCollector collector;
 } ShingleState;
@@ -346,13 +359,51 @@ shingle_hash(const uint64 *tokens, int n)
 #endif
 }
 
+/*
+ * The second hash of a feature, which votes on word 1 of the 128-bit
+ * fingerprint: XXH3-64, seed 1, of the feature's 64-bit hash as 8
+ * little-endian bytes.  A function of the 64-bit hash alone, so whatever
+ * the 64-bit fingerprint defines on feature hashes (distinct features,
+ * their counts and weights) holds for word 1 unchanged.
+ */
+static pg_attribute_always_inline uint64
+feature_word1(uint64 hash)
+{
+#ifdef WORDS_BIGENDIAN
+	unsigned char buf[8];
+	int			b;
+
+	for (b = 0; b < 8; b++)
+		buf[b] = (unsigned char) (hash >> (8 * b));
+	return XXH3_64bits_withSeed(buf, 8, 1);
+#else
+	return XXH3_64bits_withSeed(&hash, 8, 1);
+#endif
+}
+
+/* Unit votes of n (<= TOKEN_BATCH) features on word 1 */
+static void
+vote_word1(ShingleState *st, const uint64 *features, int n)
+{
+	int			i;
+
+	Assert(n <= TOKEN_BATCH);
+	for (i = 0; i < n; i++)
+		st->words1[i] = feature_word1(features[i]);
+	SimhashVoterAddBatch(&st->voter1, st->words1, n);
+}
+
 /* Count (tf) or collect (binary, log, feature sets) the features of a batch */
 static void
 take_features(ShingleState *st, const uint64 *features, int n)
 {
 	st->nfeatures += n;
 	if (!st->collecting)
+	{
 		SimhashVoterAddBatch(&st->voter, features, n);
+		if (st->wide)
+			vote_word1(st, features, n);
+	}
 	else
 		collector_add(&st->collector, features, n);
 }
@@ -580,12 +631,22 @@ vote_collected(ShingleState *st)
 	if (!fc->counting)
 	{
 		SimhashVoterAddBatch(&st->voter, fc->distinct, fc->ndistinct);
+		if (st->wide)
+			for (i = 0; i < fc->ndistinct; i += TOKEN_BATCH)
+				vote_word1(st, fc->distinct + i,
+						   (int) Min(fc->ndistinct - i, TOKEN_BATCH));
 		return;
 	}
 	for (i = 0; i < fc->ndistinct; i++)
-		SimhashVoterAddWeighted(&st->voter, fc->distinct[i],
-								rint(LOG_WEIGHT_SCALE *
-									 (1.0 + log((double) collector_count(fc, i)))));
+	{
+		double		weight = rint(LOG_WEIGHT_SCALE *
+								  (1.0 + log((double) collector_count(fc, i))));
+
+		SimhashVoterAddWeighted(&st->voter, fc->distinct[i], weight);
+		if (st->wide)
+			SimhashVoterAddWeighted(&st->voter1,
+									feature_word1(fc->distinct[i]), weight);
+	}
 }
 
 /*
@@ -595,12 +656,15 @@ vote_collected(ShingleState *st)
  */
 static void
 find_features(ShingleState *st, const char *text, size_t len,
-			  const SimhashConfig *config, bool collect_all)
+			  const SimhashConfig *config, bool collect_all, bool wide)
 {
 	int			i;
 
 	/* field by field: the buffers need no zeroing */
 	st->config = config;
+	st->wide = wide;
+	if (wide)
+		SimhashVoterInit(&st->voter1);
 	st->width = config->sizes[config->nsizes - 1];
 	st->carry = 0;
 	st->nhashes = 0;
@@ -646,7 +710,7 @@ SimhashOfText(const char *text, size_t len, const SimhashConfig *config,
 
 	Assert(config->nsizes >= 1 && config->nsizes <= SIMHASH_MAX_SHINGLE);
 
-	find_features(&st, text, len, config, false);
+	find_features(&st, text, len, config, false, false);
 	if (st.collecting)
 	{
 		vote_collected(&st);
@@ -656,6 +720,30 @@ SimhashOfText(const char *text, size_t len, const SimhashConfig *config,
 	if (nfeatures)
 		*nfeatures = st.nfeatures;
 	return SimhashVoterResult(&st.voter);
+}
+
+/*
+ * The 128-bit fingerprint of a UTF-8 text under a feature scheme: words[0]
+ * is what SimhashOfText gives, words[1] the vote of the features' second
+ * hashes, with the same weights.
+ */
+void
+SimhashOfText128(const char *text, size_t len, const SimhashConfig *config,
+				 uint64 words[SIMHASH_WIDE_WORDS])
+{
+	ShingleState st;
+
+	Assert(config->nsizes >= 1 && config->nsizes <= SIMHASH_MAX_SHINGLE);
+
+	find_features(&st, text, len, config, false, true);
+	if (st.collecting)
+	{
+		vote_collected(&st);
+		collector_free_counts(&st.collector);
+		pfree(st.collector.distinct);
+	}
+	words[0] = SimhashVoterResult(&st.voter);
+	words[1] = SimhashVoterResult(&st.voter1);
 }
 
 /*
@@ -670,7 +758,7 @@ SimhashFeatureSet(const char *text, size_t len, const SimhashConfig *config,
 	ShingleState st;
 	FeatureCollector *fc = &st.collector;
 
-	find_features(&st, text, len, config, true);
+	find_features(&st, text, len, config, true, false);
 	collector_finish(fc);
 
 	/*

@@ -3,10 +3,10 @@
  * fingerprint.h
  *		Charikar's simhash of text: features, feature hashing, bit voting.
  *
- * This module has no fmgr code: it turns UTF-8 bytes into a 64-bit value
- * and can be reasoned about (and tested) on its own.  Everything here is
- * part of the stored fingerprint format; see docs/fingerprint_format.md
- * before changing any of it.
+ * This module has no fmgr code: it turns UTF-8 bytes into a 64-bit (or
+ * 128-bit) value and can be reasoned about (and tested) on its own.
+ * Everything here is part of the stored fingerprint format; see
+ * docs/fingerprint_format.md before changing any of it.
  *
  * IDENTIFICATION
  *	  src/fingerprint/fingerprint.h
@@ -73,6 +73,19 @@ extern uint64 SimhashVoterResult(SimhashVoter *voter);
 extern uint64 SimhashFeatureHash(const char *bytes, size_t len);
 extern uint64 SimhashOfText(const char *text, size_t len,
 							const SimhashConfig *config, int64 *nfeatures);
+
+/*
+ * The 128-bit fingerprint (docs/fingerprint_format.md, "The 128-bit
+ * fingerprint"): the same features and weights vote on two 64-bit words.
+ * Word 0 is the 64-bit fingerprint itself; word 1 is voted by each feature's
+ * second hash, XXH3-64 with seed 1 of its 64-bit hash as 8 little-endian
+ * bytes.  SQL shows word 0 first (the leftmost 64 bits of a bit(128)).
+ */
+#define SIMHASH_WIDE_WORDS		2
+extern void SimhashOfText128(const char *text, size_t len,
+							 const SimhashConfig *config,
+							 uint64 words[SIMHASH_WIDE_WORDS]);
+
 extern uint64 *SimhashFeatureSet(const char *text, size_t len,
 								 const SimhashConfig *config, size_t *nfeatures);
 

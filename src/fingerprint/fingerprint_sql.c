@@ -3,6 +3,7 @@
  * fingerprint_sql.c
  *		SQL functions that compute fingerprints: simhash(text, ...),
  *		simhash(text[]), simhash(text[], real[]), simhash(tsvector),
+ *		simhash128(text, ...),
  *		simhash_chargrams(), the helpers simhash_tokens() and
  *		simhash_feature_count(), and simhash_jaccard(), the exact similarity
  *		of two texts' feature sets.
@@ -26,12 +27,14 @@
 #include "tsearch/ts_type.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/varbit.h"
 
 #include "fingerprint/fingerprint.h"
 #include "fingerprint/fingerprint_sql.h"
 #include "type/simhash.h"
 
 PG_FUNCTION_INFO_V1(simhash_text);
+PG_FUNCTION_INFO_V1(simhash128_text);
 PG_FUNCTION_INFO_V1(simhash_text_feature_count);
 PG_FUNCTION_INFO_V1(simhash_text_tokens);
 PG_FUNCTION_INFO_V1(simhash_text_array);
@@ -266,6 +269,40 @@ simhash_text(PG_FUNCTION_ARGS)
 
 	config_from_args(fcinfo, &config);
 	PG_RETURN_SIMHASH(simhash_of_text_arg(PG_GETARG_TEXT_PP(0), &config, NULL));
+}
+
+/*
+ * simhash128(text, shingles, weighting, cjk): the 128-bit fingerprint as a
+ * bit string of 128 bits, word 0 (the 64-bit fingerprint) first, each word
+ * most significant bit first; so the leftmost 64 bits are simhash()'s, as
+ * simhash64::bit(64) shows them.
+ */
+Datum
+simhash128_text(PG_FUNCTION_ARGS)
+{
+	SimhashConfig config;
+	text	   *doc;
+	const char *utf8;
+	size_t		len;
+	uint64		words[SIMHASH_WIDE_WORDS];
+	VarBit	   *result;
+	bits8	   *out;
+	int			w,
+				b;
+
+	config_from_args(fcinfo, &config);
+	doc = PG_GETARG_TEXT_PP(0);
+	utf8 = text_as_utf8(doc, &len);
+	SimhashOfText128(utf8, len, &config, words);
+
+	result = (VarBit *) palloc(VARBITTOTALLEN(64 * SIMHASH_WIDE_WORDS));
+	SET_VARSIZE(result, VARBITTOTALLEN(64 * SIMHASH_WIDE_WORDS));
+	VARBITLEN(result) = 64 * SIMHASH_WIDE_WORDS;
+	out = VARBITS(result);
+	for (w = 0; w < SIMHASH_WIDE_WORDS; w++)
+		for (b = 0; b < 8; b++)
+			*out++ = (bits8) (words[w] >> (56 - 8 * b));
+	PG_RETURN_VARBIT_P(result);
 }
 
 /*

@@ -6,7 +6,10 @@ the same cache and machine state, and reports medians, the ratio and MB/s.
 Needs a table of documents (default: docs(body text)) and psql on PATH with
 PGHOST/PGPORT/... pointing at the server.
 
-    test/bench/fingerprint_speed.py [--table docs] [--runs 7]
+    test/bench/fingerprint_speed.py [--table docs] [--runs 7] [--wide]
+
+--wide adds simhash128(body), the 128-bit fingerprint, and its time
+against simhash(body)'s.
 """
 import argparse
 import re
@@ -30,6 +33,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--table", default="docs")
     ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--wide", action="store_true")
     args = ap.parse_args()
     t = args.table
     size = subprocess.run(
@@ -41,6 +45,8 @@ def main():
         "md5": f"SELECT count(md5(body)) FROM {t};",
         "simhash": f"SELECT count(simhash(body)) FROM {t};",
     }
+    if args.wide:
+        queries["simhash128"] = f"SELECT count(simhash128(body)) FROM {t};"
     # one warm-up round, then measured rounds
     timed(list(queries.values()), 1)
     res = timed(list(queries.values()), args.runs)
@@ -57,6 +63,11 @@ def main():
     extra = med["simhash"] - med["scan"]
     if extra > 0:
         print(f"simhash alone (minus the scan): {mb / (extra / 1000):.0f} MB/s")
+    if args.wide:
+        wide = med["simhash128"] - med["scan"]
+        print(f"simhash128 / simhash time ratio: {med['simhash128'] / med['simhash']:.2f} of medians, "
+              f"{best['simhash128'] / best['simhash']:.2f} of fastest runs; "
+              f"minus the scan: {wide / extra:.2f}" if extra > 0 else "")
 
 
 if __name__ == "__main__":

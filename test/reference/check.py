@@ -5,11 +5,12 @@
 
 1. Every golden vector in expected/fingerprint_golden.out (which pg_regress
    compares with the extension) is recomputed by simhash_ref.py from the
-   inputs in test/golden/inputs.tsv.
+   inputs in test/golden/inputs.tsv: the 64-bit fingerprints, and the
+   128-bit ones of those inputs and of test/golden/inputs128.tsv.
 2. With --db (psql on PATH and PG* variables pointing at a database where
    the extension is installed), N documents of apt's package descriptions are
    fingerprinted by the extension and by the reference, under several
-   feature schemes, and must agree.
+   feature schemes, at 64 and 128 bits, and must agree.
 Prints one line per problem and a closing "N passed, N failed" line; exits
 non-zero on any disagreement.
 """
@@ -33,8 +34,8 @@ def unescape(s):
     return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t", "r": "\r", "\\": "\\"}[m.group(1)], s)
 
 
-def golden_inputs():
-    with open(os.path.join(ROOT, "test/golden/inputs.tsv"), encoding="utf-8") as f:
+def golden_inputs(name="inputs.tsv"):
+    with open(os.path.join(ROOT, "test/golden", name), encoding="utf-8") as f:
         for line in f:
             label, shingles, weighting, cjk, text = line.rstrip("\n").split("\t")
             sizes = tuple(int(x) for x in shingles.strip("{}").split(","))
@@ -42,13 +43,35 @@ def golden_inputs():
 
 
 def expected_values():
-    out = {}
+    """label -> value of the 64-bit golden fingerprints (16 hex digits) and,
+    apart, of the 128-bit ones (128 binary digits)"""
+    out, out128 = {}, {}
     with open(os.path.join(ROOT, "expected/fingerprint_golden.out"), encoding="utf-8") as f:
         for line in f:
             m = re.match(r"^ (\S+)\s+\| ([0-9a-f]{16})$", line)
             if m:
                 out[m.group(1)] = int(m.group(2), 16)
-    return out
+            m = re.match(r"^ (\S+)\s+\| ([01]{128})$", line)
+            if m:
+                out128[m.group(1)] = m.group(2)
+    return out, out128
+
+
+def check_golden128(expected128):
+    """The 128-bit golden fingerprints, recomputed"""
+    passed = failed = 0
+    inputs = list(golden_inputs()) + list(golden_inputs("inputs128.tsv"))
+    for label, sizes, weighting, cjk, text in inputs:
+        want = ref.bits128(ref.simhash128(text, sizes, weighting, cjk))
+        if expected128.get(label) == want:
+            passed += 1
+        else:
+            failed += 1
+            print(f"golden 128-bit {label}: reference {want}, expected {expected128.get(label)}")
+    if len(expected128) != len(inputs):
+        failed += 1
+        print(f"golden 128-bit: {len(expected128)} values expected, {len(inputs)} inputs")
+    return passed, failed
 
 
 def corpus(n):
@@ -184,7 +207,7 @@ def main():
     args = ap.parse_args()
     passed = failed = 0
 
-    expected = expected_values()
+    expected, expected128 = expected_values()
     extra = {
         "array": ref.simhash_array(["alpha", "beta", "gamma", "alpha"]),
         "array_weighted": ref.simhash_array(["alpha", "beta", "gamma"], [3, 1.5, 0.25]),
@@ -202,6 +225,10 @@ def main():
             print(f"golden {label}: reference {value:016x}, expected "
                   f"{expected.get(label, 0):016x}")
 
+    p, f = check_golden128(expected128)
+    passed += p
+    failed += f
+
     p, f = check_sentence_goldens()
     passed += p
     failed += f
@@ -217,6 +244,8 @@ def main():
             path = f.name
         cols = ", ".join(f"simhash(doc, shingles => '{s}', weighting => '{w}', cjk => '{c}')"
                          for s, w, c in schemes)
+        cols += ", " + ", ".join(f"simhash128(doc, shingles => '{s}', weighting => '{w}', cjk => '{c}')"
+                                 for s, w, c in schemes)
         sql = (f"CREATE TEMP TABLE sample (id int, doc text);\n"
                f"\\copy sample FROM '{path}' WITH (FORMAT csv)\n"
                f"COPY (SELECT id, {cols} FROM sample ORDER BY id) TO STDOUT WITH (FORMAT csv);\n")
@@ -228,7 +257,7 @@ def main():
         os.unlink(path)
         for row in csv.reader(io.StringIO(out)):
             i = int(row[0])
-            for (s, wt, c), got in zip(schemes, row[1:]):
+            for (s, wt, c), got, got128 in zip(schemes, row[1:], row[1 + len(schemes):]):
                 sizes = tuple(int(x) for x in s.strip("{}").split(","))
                 want = ref.simhash(docs[i], sizes, wt, c)
                 if int(got, 16) == want:
@@ -237,6 +266,13 @@ def main():
                     failed += 1
                     print(f"corpus document {i} {s} {wt} {c}: extension {got}, "
                           f"reference {want:016x}")
+                want128 = ref.bits128(ref.simhash128(docs[i], sizes, wt, c))
+                if got128 == want128:
+                    passed += 1
+                else:
+                    failed += 1
+                    print(f"corpus document {i} {s} {wt} {c}, 128 bits: extension {got128}, "
+                          f"reference {want128}")
         if docs:
             p, f = check_v11(docs)
             passed += p

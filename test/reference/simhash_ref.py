@@ -148,20 +148,46 @@ def chargram_features(text, n):
     return [h64(joined[i:i + n].encode("utf-8")) for i in range(len(joined) - n + 1)]
 
 
-def simhash(text, shingles=(1, 3), weighting="tf", cjk="unigram", chargram=0):
-    feats = chargram_features(text, chargram) if chargram else features(text, shingles, cjk)
+def weighted_features(feats, weighting="tf"):
+    """(hash, weight) of each vote, from the feature hashes of a text"""
     counts = {}
     for f in feats:
         counts[f] = counts.get(f, 0) + 1
     if weighting == "tf":
-        weighted = [(f, 1) for f in feats]
-    elif weighting == "binary":
-        weighted = [(f, 1) for f in counts]
-    elif weighting == "log":
-        weighted = [(f, round(1e6 * (1.0 + math.log(c)))) for f, c in counts.items()]
-    else:
-        raise ValueError(weighting)
-    return vote(weighted)
+        return [(f, 1) for f in feats]
+    if weighting == "binary":
+        return [(f, 1) for f in counts]
+    if weighting == "log":
+        return [(f, round(1e6 * (1.0 + math.log(c)))) for f, c in counts.items()]
+    raise ValueError(weighting)
+
+
+def simhash(text, shingles=(1, 3), weighting="tf", cjk="unigram", chargram=0):
+    feats = chargram_features(text, chargram) if chargram else features(text, shingles, cjk)
+    return vote(weighted_features(feats, weighting))
+
+
+# The 128-bit fingerprint (docs/fingerprint_format.md, "The 128-bit
+# fingerprint"): the same features and weights voting on two 64-bit words.
+# Word 0 is the 64-bit fingerprint's own feature hash h; word 1 is XXH3-64
+# of h's 8 little-endian bytes with seed 1.
+
+def feature_word(h, w):
+    """Word w of a feature whose 64-bit hash is h"""
+    return h if w == 0 else xxhash.xxh3_64_intdigest(h.to_bytes(8, "little"), seed=w)
+
+
+def simhash128(text, shingles=(1, 3), weighting="tf", cjk="unigram"):
+    """The 128-bit fingerprint as an unsigned integer: word 0 (the 64-bit
+    fingerprint) in the high 64 bits, word 1 in the low 64 bits; shown and
+    stored as bit(128), most significant bit first."""
+    weighted = weighted_features(features(text, shingles, cjk), weighting)
+    return (vote(weighted) << 64) | vote([(feature_word(h, 1), w) for h, w in weighted])
+
+
+def bits128(fp):
+    """The text form of a 128-bit fingerprint as bit(128): 128 characters 0/1"""
+    return format(fp, "0128b")
 
 
 def simhash_array(elements, weights=None):

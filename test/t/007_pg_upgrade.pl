@@ -165,7 +165,7 @@ is($new->safe_psql('postgres', q{
 $new->safe_psql('postgres', 'ALTER EXTENSION simhash UPDATE');
 is($new->safe_psql('postgres', q{SELECT extversion || ' ' || format_type(atttypid, atttypmod)
 	FROM pg_extension, pg_attribute WHERE extname = 'simhash' AND attrelid = 'd'::regclass AND attname = 'fp'}),
-	'1.5 simhash64', 'ALTER EXTENSION simhash UPDATE after pg_upgrade: 1.5, the column is simhash64');
+	'1.6 simhash64', 'ALTER EXTENSION simhash UPDATE after pg_upgrade: 1.6, the column is simhash64');
 is($new->safe_psql('postgres', $idx . sprintf($radius_sql, 'd', 'd')), $truth{'radius d'},
 	'after the update: radius answers through the index are unchanged');
 # (pseudo_fp's body names the type as simhash: a function written against
