@@ -47,7 +47,7 @@ PG_FUNCTION_INFO_V1(simhash_sentences);
 PG_FUNCTION_INFO_V1(simhash_sentence_overlap);
 
 /* The bytes of a string as UTF-8, converting from the database encoding */
-const char *
+static const char *
 SimhashStringAsUtf8(const char *s, int len, size_t *utf8_len)
 {
 	int			encoding = GetDatabaseEncoding();

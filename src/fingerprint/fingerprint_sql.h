@@ -16,8 +16,6 @@
 
 #include "fingerprint/fingerprint.h"
 
-extern const char *SimhashStringAsUtf8(const char *s, int len,
-									   size_t *utf8_len);
 extern void SimhashConfigFromArgs(FunctionCallInfo fcinfo, int shingles_arg,
 								  int weighting_arg, int cjk_arg,
 								  SimhashConfig *config);
