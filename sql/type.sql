@@ -57,8 +57,10 @@ TRUNCATE io2;
 COPY io2 FROM :'txtfile';
 SELECT (SELECT array_agg(fp ORDER BY fp) FROM io) IS NOT DISTINCT FROM
        (SELECT array_agg(fp ORDER BY fp) FROM io2) AS text_round_trip;
+-- the files go again; the COPY writes no row, so the program's exit
+-- cannot break the pipe (with one empty row, PostgreSQL 18 may see EPIPE)
 \set rmcmd 'rm -f ' :binfile ' ' :txtfile
-COPY (SELECT) TO PROGRAM :'rmcmd';
+COPY (SELECT WHERE false) TO PROGRAM :'rmcmd';
 
 -- casts: bigint <-> simhash keep every bit, both ways
 SELECT 'ffffffffffffffff'::simhash64::bigint, '8000000000000000'::simhash64::bigint,
