@@ -50,6 +50,7 @@
 #include "access/amapi.h"
 #include "access/generic_xlog.h"
 #include "access/itup.h"
+#include "access/tableam.h"
 #include "storage/bufmgr.h"
 #include "storage/lockdefs.h"
 #include "utils/relcache.h"
@@ -549,5 +550,8 @@ typedef struct PermSavedUser
 
 extern void PermBecomeTableOwner(Relation heap, PermSavedUser *saved);
 extern void PermRestoreUser(PermSavedUser *saved);
+extern void PermReadRowsAsOwner(Relation heap, Relation index,
+								Snapshot snapshot, IndexBuildCallback callback,
+								void *arg);
 
 #endif							/* SIMHASH_PERM_H */

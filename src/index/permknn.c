@@ -339,31 +339,14 @@ void
 PermKnnReadNullRows(IndexScanDesc scan, PermScanOpaque so)
 {
 	Relation	heap = scan->heapRelation;
-	IndexInfo  *info;
-	TableScanDesc tscan;
-	PermSavedUser saved;
 
 	/* a bitmap scan is not given the table; the executor has it locked */
 	if (heap == NULL)
 		heap = table_open(IndexGetRelation(RelationGetRelid(scan->indexRelation),
 										   false), AccessShareLock);
 	/* the expressions are the table owner's code, not the caller's */
-	PermBecomeTableOwner(heap, &saved);
-	info = BuildIndexInfo(scan->indexRelation);
-
-	/*
-	 * The rows visible to the scan's MVCC snapshot, as a concurrent build
-	 * reads them: the table AM computes no xmin horizon then (an assert of
-	 * heapam_index_build_range_scan checks that a scan under an MVCC
-	 * snapshot comes without one).
-	 */
-	info->ii_Concurrent = true;
-	tscan = table_beginscan_strat(heap, scan->xs_snapshot, 0, NULL,
-								  true, true);
-	/* ends tscan */
-	table_index_build_scan(heap, scan->indexRelation, info, true, false,
-						   collect_null, so, tscan);
-	PermRestoreUser(&saved);
+	PermReadRowsAsOwner(heap, scan->indexRelation, scan->xs_snapshot,
+						collect_null, so);
 	if (heap != scan->heapRelation)
 		table_close(heap, AccessShareLock);
 }

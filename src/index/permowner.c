@@ -17,6 +17,8 @@
  */
 #include "postgres.h"
 
+#include "access/tableam.h"
+#include "catalog/index.h"
 #include "miscadmin.h"
 #include "utils/guc.h"
 #include "utils/rel.h"
@@ -49,4 +51,31 @@ PermRestoreUser(PermSavedUser *saved)
 {
 	AtEOXact_GUC(false, saved->gucnestlevel);
 	SetUserIdAndSecContext(saved->userid, saved->sec_context);
+}
+
+/*
+ * Read every row of heap visible to the MVCC snapshot as CREATE INDEX would
+ * for index (index expressions and a partial index's predicate evaluated,
+ * a HOT chain reported by its root TID), and pass each to callback, all as
+ * heap's owner in a security-restricted operation.  The rows are read as
+ * a concurrent build reads them: under an MVCC snapshot the table AM
+ * computes no xmin horizon (an assert of heapam_index_build_range_scan
+ * checks that such a scan comes without one).
+ */
+void
+PermReadRowsAsOwner(Relation heap, Relation index, Snapshot snapshot,
+					IndexBuildCallback callback, void *arg)
+{
+	PermSavedUser saved;
+	IndexInfo  *info;
+	TableScanDesc tscan;
+
+	PermBecomeTableOwner(heap, &saved);
+	info = BuildIndexInfo(index);
+	info->ii_Concurrent = true;
+	tscan = table_beginscan_strat(heap, snapshot, 0, NULL, true, true);
+	/* ends tscan */
+	table_index_build_scan(heap, index, info, true, false, callback, arg,
+						   tscan);
+	PermRestoreUser(&saved);
 }

@@ -156,34 +156,21 @@ static void
 search_pairs(Relation heap, Relation index, int radius, PairSearchReason reason)
 {
 	PairSearch	ps = {0};
-	PermSavedUser saved;
-	IndexInfo  *info;
-	TableScanDesc tscan;
 
 	ps.index = index;
 	ps.radius = radius;
 	ps.reason = reason;
-
-	/* index expressions and predicate: the table owner's code */
-	PermBecomeTableOwner(heap, &saved);
 	ps.snapshot = RegisterSnapshot(GetLatestSnapshot());
 	ps.rows = PermRowReaderBegin(heap, index);
-	info = BuildIndexInfo(index);
 
 	/*
-	 * The rows visible to the snapshot, as a concurrent build reads them
-	 * (the table AM computes no xmin horizon for a scan under an MVCC
-	 * snapshot)
+	 * Index expressions and predicate are the table owner's code: the rows
+	 * and the matches read back (search_row) are evaluated as the owner
 	 */
-	info->ii_Concurrent = true;
-	tscan = table_beginscan_strat(heap, ps.snapshot, 0, NULL, true, true);
-	/* ends tscan */
-	table_index_build_scan(heap, index, info, true, false, search_row, &ps,
-						   tscan);
+	PermReadRowsAsOwner(heap, index, ps.snapshot, search_row, &ps);
 
 	PermRowReaderEnd(ps.rows);
 	UnregisterSnapshot(ps.snapshot);
-	PermRestoreUser(&saved);
 	if (ps.found.tids)
 		pfree(ps.found.tids);
 }
