@@ -11,6 +11,7 @@ MODULE_big = simhash
 OBJS = \
 	src/type/simhash.o \
 	src/type/hamming.o \
+	src/type/hamming_query.o \
 	src/type/simhash_query.o \
 	src/fingerprint/tokenizer.o \
 	src/fingerprint/fingerprint.o \
@@ -25,9 +26,11 @@ OBJS = \
 	src/index/permpage.o \
 	src/index/permleaf.o \
 	src/index/permlayout.o \
+	src/index/permwide.o \
 	src/index/permdescend.o \
 	src/index/permprobe.o \
 	src/index/permscan.o \
+	src/index/permwidescan.o \
 	src/index/permknn.o \
 	src/index/permbuild.o \
 	src/index/permgrow.o \

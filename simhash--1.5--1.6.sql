@@ -19,8 +19,8 @@ CREATE FUNCTION simhash128(doc pg_catalog.text,
 -- Codes wider than 64 bits (simhash128, PDQ image hashes written as
 -- ('x' || hex)::bit(256), binary vectors) as bit(n): the Hamming distance,
 -- the within-k test and the distance operator, for codes of one width (a
--- pair of two widths is an error naming both).  Sequential for now: no
--- index serves them yet.
+-- pair of two widths is an error naming both).  A
+-- simhash_perm index on the column answers them (below).
 CREATE FUNCTION hamming_distance(pg_catalog.bit, pg_catalog.bit) RETURNS pg_catalog.int4
 	AS 'MODULE_PATHNAME', 'simhash_bit_hamming_distance'
 	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
@@ -33,3 +33,55 @@ CREATE OPERATOR <-> (
 CREATE FUNCTION hamming_near(pg_catalog.bit, pg_catalog.bit, k pg_catalog.int4) RETURNS pg_catalog.bool
 	AS 'MODULE_PATHNAME', 'simhash_bit_hamming_near'
 	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- The simhash_perm index on bit(n) codes: multi-index hashing (Norouzi,
+-- Punjani and Fleet), the code cut into substrings, each a table of the
+-- index (src/index/README.perm, "Codes wider than 64 bits").  As for 64-bit
+-- fingerprints, a query "within k of q" is a value, hamming_within(q, k),
+-- and code <@ hamming_within(q, k) is the indexable form of
+-- hamming_near(code, q, k), which the planner rewrites to it by itself.
+CREATE TYPE hamming_query;
+
+CREATE FUNCTION hamming_query_in(cstring) RETURNS hamming_query
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION hamming_query_out(hamming_query) RETURNS cstring
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE TYPE hamming_query (
+	INPUT = hamming_query_in,
+	OUTPUT = hamming_query_out,
+	INTERNALLENGTH = VARIABLE,
+	ALIGNMENT = int4,
+	STORAGE = plain
+);
+
+COMMENT ON TYPE hamming_query IS 'a bit(n) code and a Hamming radius, the right side of <@';
+
+CREATE FUNCTION hamming_within(pg_catalog.bit, k pg_catalog.int4) RETURNS hamming_query
+	AS 'MODULE_PATHNAME', 'hamming_within'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION hamming_within_match(pg_catalog.bit, hamming_query) RETURNS pg_catalog.bool
+	AS 'MODULE_PATHNAME', 'hamming_within_match'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION hamming_within_sel(internal, oid, internal, pg_catalog.int4)
+	RETURNS pg_catalog.float8
+	AS 'MODULE_PATHNAME', 'hamming_within_sel'
+	LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+CREATE OPERATOR <@ (
+	LEFTARG = pg_catalog.bit, RIGHTARG = hamming_query,
+	PROCEDURE = hamming_within_match,
+	RESTRICT = hamming_within_sel
+);
+
+ALTER FUNCTION hamming_near(pg_catalog.bit, pg_catalog.bit, pg_catalog.int4) SUPPORT simhash_support;
+
+CREATE OPERATOR CLASS simhash_perm_bit_ops
+	DEFAULT FOR TYPE pg_catalog.bit USING simhash_perm AS
+		OPERATOR 1 <@ (pg_catalog.bit, hamming_query),
+		OPERATOR 2 <-> (pg_catalog.bit, pg_catalog.bit) FOR ORDER BY pg_catalog.integer_ops;
+
+COMMENT ON ACCESS METHOD simhash_perm IS
+	'exact Hamming-radius and nearest-neighbour search: permuted-prefix tables on 64-bit fingerprints, multi-index hashing on bit(n) codes';

@@ -40,6 +40,14 @@ PermInit(void)
 	add_int_reloption(perm_relopt_kind, "blocks",
 					  "Number of blocks the 64 bits are split into (0: max_distance + 1)",
 					  0, 0, PERM_MAX_BLOCKS, AccessExclusiveLock);
+	/* for bit(n) codes (permwide.c); the two above are for 64-bit ones */
+	add_int_reloption(perm_relopt_kind, "radius",
+					  "Design radius of an index on bit(n) codes (-1: a width / 8)",
+					  PERM_DEFAULT_WIDE_RADIUS, -1, PERM_MAX_WIDTH,
+					  AccessExclusiveLock);
+	add_int_reloption(perm_relopt_kind, "substrings",
+					  "Substrings a bit(n) code is cut into, one table each (0: chosen from the width, radius and rows)",
+					  0, 0, PERM_MAX_TABLES, AccessExclusiveLock);
 
 	/*
 	 * For tests only: an insert that splits a page stops with an error
@@ -98,6 +106,10 @@ permoptions(Datum reloptions, bool validate)
 		.offset = offsetof(PermOptions, max_distance)},
 		{.optname = "blocks", .opttype = RELOPT_TYPE_INT,
 		.offset = offsetof(PermOptions, blocks)},
+		{.optname = "radius", .opttype = RELOPT_TYPE_INT,
+		.offset = offsetof(PermOptions, radius)},
+		{.optname = "substrings", .opttype = RELOPT_TYPE_INT,
+		.offset = offsetof(PermOptions, substrings)},
 	};
 	PermOptions *opts;
 

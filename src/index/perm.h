@@ -23,6 +23,7 @@
  *					written beside the old, one metapage record switches
  *	permwrite.c		writing whole tables bottom up (CREATE INDEX, permgrow.c)
  *	permscan.c		ambeginscan .. amendscan; the radius scan
+ *	permwidescan.c	the radius and nearest-neighbour scans of bit(n) codes
  *	permknn.c		the nearest-neighbour scan: nearest first, ring by ring
  *	permprobe.c		queries into prefix probes; lists of heap TIDs
  *	permvacuum.c	ambulkdelete, amvacuumcleanup
@@ -35,6 +36,8 @@
  *	permleaf.c		the compact leaf format (permleaf.h): encoding, appends,
  *					the search within a leaf
  *	permlayout.c	the bit layout: blocks, tables, permutations, s(r)
+ *	permwide.c		codes wider than 64 bits (bit(n)): substrings, their keys,
+ *					probe radii, rings, the cost model that picks the layout
  *	permowner.c		running a table's index expressions as its owner
  * Below them: the record sort (src/recsort), the fingerprint voter
  * (src/fingerprint) and the type (src/type).
@@ -55,6 +58,7 @@
 #include "storage/lockdefs.h"
 #include "utils/relcache.h"
 #include "utils/snapshot.h"
+#include "utils/varbit.h"
 
 #include "compat.h"
 #include "recsort/recsort.h"
@@ -133,6 +137,8 @@ typedef struct PermOptions
 	int32		vl_len_;		/* varlena header (do not touch directly!) */
 	int			max_distance;	/* design radius K */
 	int			blocks;			/* B; 0 means max_distance + 1 */
+	int			radius;			/* bit(n) codes: design radius; -1: width / 8 */
+	int			substrings;		/* bit(n) codes: m; 0: chosen (permwide.c) */
 } PermOptions;
 
 /*
@@ -184,6 +190,28 @@ typedef struct PermMetaGrowth
 								 * at the layout again; InvalidBlockNumber:
 								 * never */
 } PermMetaGrowth;
+
+/*
+ * An index on bit(n) codes (permwide.c) records the codes' width and how
+ * they are cut, after the growth record.  Its tables are the code's m
+ * substrings: table t holds the bits at positions t, t + m, t + 2m, ...
+ * (0 = the leftmost bit of the bit string), the first of them the most
+ * significant bit of a key of prefix_bits bits (the substring's width).
+ */
+#define PERM_CODE_MAGIC			0x57494445	/* "WIDE" */
+#define PERM_MAX_WIDTH			4096
+#define PERM_DEFAULT_WIDE_RADIUS	(-1)	/* width / 8 */
+
+typedef struct PermMetaCode
+{
+	uint32		magic;			/* PERM_CODE_MAGIC */
+	uint16		width;			/* bits of every code */
+	uint16		radius;			/* design radius */
+	uint16		substrings;		/* m, the number of tables */
+	uint16		reserved;
+	uint32		reserved2;
+	uint64		layout_rows;	/* rows the layout was chosen for */
+} PermMetaCode;
 
 /* Special space of every page */
 typedef struct PermPageOpaqueData
@@ -251,7 +279,9 @@ typedef PermPageOpaqueData *PermPageOpaque;
  */
 typedef struct PermLayout
 {
-	int			max_distance;	/* K */
+	int			width;			/* 0: 64-bit fingerprints; else bit(width)
+								 * codes in ntables substrings (permwide.c) */
+	int			max_distance;	/* K (for bit(n) codes, the design radius) */
 	int			blocks;			/* B */
 	int			ntables;		/* C(B, K) */
 	uint8		block_of_bit[64];
@@ -402,7 +432,7 @@ extern void PermGrowthAfterBuild(PermMetaGrowth *growth, int64 rows,
 extern void PermGrowMaybeRelayout(Relation index);
 
 /* permwrite.c */
-extern void PermWriteTables(Relation index, ForkNumber fork, RecStore *rows,
+extern void PermWriteTables(Relation index, ForkNumber fork, RecStore **rows,
 							int64 n, int64 budget, const PermLayout *layout,
 							uint16 flags, bool log_pages, bool progress,
 							BlockNumber *roots, uint16 *root_levels);
@@ -439,6 +469,8 @@ pg_noreturn extern void PermNearDupOutsideConstraint(void);
 extern bool PermScanIsConstraintCheck(IndexScanDesc scan);
 extern int	PermConstraintRadius(IndexScanDesc scan, PermState *state);
 extern PermRowReader *PermRowReaderBegin(Relation heap, Relation index);
+extern bool PermRowReaderFetchValue(PermRowReader *reader, ItemPointer tid,
+									Snapshot snapshot, Datum *value);
 extern bool PermRowReaderFetch(PermRowReader *reader, ItemPointer tid,
 							   Snapshot snapshot, uint64 *fp);
 extern void PermRowReaderEnd(PermRowReader *reader);
@@ -518,11 +550,29 @@ extern BlockNumber PermGetRoot(Relation index, int table, int target_level,
 extern void PermMetaSnapshot(Relation index, PermTable *tables, int *ntables);
 extern bool PermMetaGetGrowth(Page metapage, PermMetaGrowth *growth);
 extern void PermMetaSetGrowth(Page metapage, const PermMetaGrowth *growth);
+extern bool PermMetaGetCode(Page metapage, PermMetaCode *code);
+extern void PermMetaSetCode(Page metapage, const PermMetaCode *code);
 extern PermState *PermGetState(Relation index);
 extern void PermForgetState(Relation index);
 extern BlockNumber PermLayoutBlocks(Relation index, BlockNumber *first,
 									uint16 *flag);
 extern double PermLayoutPageCount(Relation index);
+
+/* permwide.c */
+extern bool PermIndexIsWide(Relation index);
+extern int	PermWideSubstringBits(int width, int m, int t);
+extern void PermWideLayoutOptions(Relation index, int width, int *radius,
+								  int *substrings);
+extern void PermWideChooseLayout(int width, int radius, int substrings,
+								 double rows, PermLayout *layout);
+extern void PermWideCheckWidth(Relation index, int width, int got);
+extern void PermWideKeys(const PermLayout *layout, const VarBit *code,
+						 uint64 *keys);
+extern int	PermWideProbeRadius(int m, int radius, int t);
+extern double PermWideBall(int bits, int radius);
+extern uint64 *PermWideRing(uint64 center, int bits, int distance, int64 *n);
+extern void PermWideModel(const PermLayout *layout, double rows, int radius,
+						  double *probes, double *candidates);
 
 /* permlayout.c (SimhashVoter: fingerprint.h) */
 struct SimhashVoter;

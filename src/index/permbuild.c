@@ -18,6 +18,11 @@
  * see runsort.c.  The trees are written by permwrite.c, which the layout's
  * change as rows arrive (permgrow.c) shares.
  *
+ * An index on bit(n) codes (permwide.c) computes each row's key in every
+ * table as it reads the row, into a store per table, with a layout fixed
+ * before the first row from the codes' width and the table's size; its
+ * tables are written from those stores the same way.
+ *
  * IDENTIFICATION
  *	  src/index/permbuild.c
  *
@@ -45,13 +50,79 @@
 typedef struct PermBuildState
 {
 	RecStore *rows;			/* (fingerprint, TID) of every row */
+
+	/*
+	 * An index on bit(n) codes (permwide.c): the layout, fixed before the
+	 * first row is read (from the column's width and the table's size), and
+	 * each table's (key, TID) of every row
+	 */
+	bool		wide;
+	bool		wide_ready;
+	PermLayout	wide_layout;
+	RecStore  **wide_rows;
 	int64		n;
 	int64		budget;			/* maintenance_work_mem, in bytes */
 	SimhashVoter counter;		/* how often each bit is set */
 	uint64		batch[PERM_BUILD_COUNT_BATCH];
 	int			nbatch;
 	MemoryContext cxt;
+	Relation	heap;			/* NULL for the init fork */
 } PermBuildState;
+
+/*
+ * The layout of an index on bit(n) codes, from the codes' width (the
+ * column's declared width, or the first code's) and the rows expected
+ * (the table's last count, or its size in pages over the least a row of
+ * such codes takes)
+ */
+static void
+wide_begin(Relation heap, Relation index, PermBuildState *bs, int width)
+{
+	int			radius,
+				substrings,
+				t;
+	double		rows = heap ? heap->rd_rel->reltuples : 0;
+
+	if (heap && rows < 0)
+		rows = (double) RelationGetNumberOfBlocks(heap) *
+			(BLCKSZ / (width / 8.0 + 32.0));
+	PermWideLayoutOptions(index, width, &radius, &substrings);
+	PermWideChooseLayout(width, radius, substrings, rows, &bs->wide_layout);
+	bs->wide_rows = palloc(bs->wide_layout.ntables * sizeof(RecStore *));
+	for (t = 0; t < bs->wide_layout.ntables; t++)
+		bs->wide_rows[t] = RecStoreBegin(bs->budget / 2 / bs->wide_layout.ntables);
+	bs->wide_ready = true;
+}
+
+/* The declared width of the index's bit(n) column, or -1 */
+static int
+declared_width(Relation index)
+{
+	return TupleDescAttr(RelationGetDescr(index), 0)->atttypmod;
+}
+
+/* Collect one code of an index on bit(n) codes: its key in every table */
+static void
+collect_code(Relation index, PermBuildState *bs, ItemPointer tid,
+			 VarBit *code)
+{
+	uint64		keys[PERM_MAX_TABLES];
+	KeyTid		rec;
+	int			t;
+
+	if (!bs->wide_ready)
+		wide_begin(bs->heap, index, bs,
+				   declared_width(index) > 0 ? declared_width(index) : VARBITLEN(code));
+	PermWideCheckWidth(index, bs->wide_layout.width, VARBITLEN(code));
+	PermWideKeys(&bs->wide_layout, code, keys);
+	rec.tid = *tid;
+	for (t = 0; t < bs->wide_layout.ntables; t++)
+	{
+		rec.key = keys[t];
+		RecStoreAdd(bs->wide_rows[t], &rec);
+	}
+	bs->n++;
+}
 
 /* Callback of table_index_build_scan: collect one row */
 static void
@@ -63,6 +134,11 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 
 	if (isnull[0])
 		return;
+	if (bs->wide)
+	{
+		collect_code(index, bs, tid, DatumGetVarBitP(values[0]));
+		return;
+	}
 	rec.key = (uint64) DatumGetInt64(values[0]);
 	rec.tid = *tid;
 	RecStoreAdd(bs->rows, &rec);
@@ -130,13 +206,33 @@ write_index(Relation index, ForkNumber fork, PermBuildState *bs)
 	uint16		root_levels[PERM_MAX_TABLES];
 	int			t;
 
-	PermLayoutOptions(index, &max_distance, &blocks);
-
-	choose_layout(bs, max_distance, blocks, &layout);
-	write_metapage(index, fork, &layout);
-
-	PermWriteTables(index, fork, bs->rows, bs->n, bs->budget, &layout, 0,
-					false, true, roots, root_levels);
+	if (bs->wide)
+	{
+		/* bit(n) codes: the layout fixed before the rows were read */
+		if (!bs->wide_ready)
+		{
+			if (declared_width(index) <= 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("cannot tell the width of the codes of index \"%s\"",
+								RelationGetRelationName(index)),
+						 errdetail("The column is bit without a width, and the table has no rows to take it from."),
+						 errhint("Declare the column bit(n), or index an expression cast to bit(n).")));
+			wide_begin(bs->heap, index, bs, declared_width(index));
+		}
+		layout = bs->wide_layout;
+		write_metapage(index, fork, &layout);
+		PermWriteTables(index, fork, bs->wide_rows, bs->n, bs->budget,
+						&layout, 0, false, true, roots, root_levels);
+	}
+	else
+	{
+		PermLayoutOptions(index, &max_distance, &blocks);
+		choose_layout(bs, max_distance, blocks, &layout);
+		write_metapage(index, fork, &layout);
+		PermWriteTables(index, fork, &bs->rows, bs->n, bs->budget, &layout,
+						0, false, true, roots, root_levels);
+	}
 
 	metabuf = ReadBufferExtended(index, fork, PERM_METAPAGE_BLKNO, RBM_NORMAL, NULL);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
@@ -151,7 +247,23 @@ write_index(Relation index, ForkNumber fork, PermBuildState *bs)
 	}
 	PermGrowthAfterBuild(&growth, bs->n,
 						 RelationGetNumberOfBlocksInFork(index, fork));
-	PermMetaSetGrowth(metapage, &growth);
+	if (bs->wide)
+	{
+		PermMetaCode code;
+
+		/* the substrings stay as built: REINDEX chooses anew */
+		growth.next_check = InvalidBlockNumber;
+		PermMetaSetGrowth(metapage, &growth);
+		memset(&code, 0, sizeof(code));
+		code.magic = PERM_CODE_MAGIC;
+		code.width = layout.width;
+		code.radius = layout.max_distance;
+		code.substrings = layout.ntables;
+		code.layout_rows = bs->n;
+		PermMetaSetCode(metapage, &code);
+	}
+	else
+		PermMetaSetGrowth(metapage, &growth);
 	MarkBufferDirty(metabuf);
 	UnlockReleaseBuffer(metabuf);
 
@@ -179,7 +291,10 @@ permbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 								   ALLOCSET_DEFAULT_SIZES);
 	oldcxt = MemoryContextSwitchTo(bs.cxt);
 	bs.budget = (int64) maintenance_work_mem * 1024;
-	bs.rows = RecStoreBegin(bs.budget / 2);
+	bs.heap = heap;
+	bs.wide = PermIndexIsWide(index);
+	if (!bs.wide)
+		bs.rows = RecStoreBegin(bs.budget / 2);
 	SimhashVoterInit(&bs.counter);
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, PERM_PHASE_SCAN);
@@ -187,7 +302,15 @@ permbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 									   build_callback, &bs, NULL);
 
 	write_index(index, MAIN_FORKNUM, &bs);
-	RecStoreEnd(bs.rows);
+	if (bs.rows)
+		RecStoreEnd(bs.rows);
+	if (bs.wide_rows)
+	{
+		int			t;
+
+		for (t = 0; t < bs.wide_layout.ntables; t++)
+			RecStoreEnd(bs.wide_rows[t]);
+	}
 
 	MemoryContextSwitchTo(oldcxt);
 	MemoryContextDelete(bs.cxt);
@@ -217,6 +340,7 @@ permbuildempty(Relation index)
 
 	memset(&bs, 0, sizeof(bs));
 	bs.budget = (int64) maintenance_work_mem * 1024;
+	bs.wide = PermIndexIsWide(index);
 	SimhashVoterInit(&bs.counter);
 	write_index(index, INIT_FORKNUM, &bs);
 }

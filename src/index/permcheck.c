@@ -23,7 +23,9 @@
  * The first problem found is an ERRCODE_INDEX_CORRUPTED error naming the
  * block.  The check holds ShareLock on the table and the index, so inserts
  * and VACUUM wait for it and the structure it walks cannot change.  Memory:
- * with heapallindexed, 30 bytes a row (the rows, and one table sorted).
+ * with heapallindexed, 30 bytes a row (the rows, and one table sorted);
+ * on bit(n) codes, 8 bytes more per table (each row's key in every table,
+ * computed as permwide.c computes them).
  *
  * IDENTIFICATION
  *	  src/index/permcheck.c
@@ -57,10 +59,14 @@ PG_FUNCTION_INFO_V1(simhash_perm_check);
 /* The rows of the table, as CREATE INDEX would index them */
 typedef struct HeapRows
 {
-	uint64	   *fps;
+	uint64	   *fps;			/* per row: the fingerprint, or for bit(n)
+								 * codes its key in each table */
 	ItemPointerData *tids;
 	int64		n;
 	int64		capacity;
+	Relation	index;
+	const PermLayout *codes;	/* bit(n) codes: the layout; else NULL */
+	int			per_row;		/* values in fps per row */
 } HeapRows;
 
 /* What the walk of one table found */
@@ -111,11 +117,20 @@ collect_row(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	if (rows->n == rows->capacity)
 	{
 		rows->capacity *= 2;
-		rows->fps = repalloc_huge(rows->fps, rows->capacity * sizeof(uint64));
+		rows->fps = repalloc_huge(rows->fps,
+								  rows->capacity * rows->per_row * sizeof(uint64));
 		rows->tids = repalloc_huge(rows->tids,
 								   rows->capacity * sizeof(ItemPointerData));
 	}
-	rows->fps[rows->n] = (uint64) DatumGetInt64(values[0]);
+	if (rows->codes)
+	{
+		VarBit	   *code = DatumGetVarBitP(values[0]);
+
+		PermWideCheckWidth(rows->index, rows->codes->width, VARBITLEN(code));
+		PermWideKeys(rows->codes, code, &rows->fps[rows->n * rows->per_row]);
+	}
+	else
+		rows->fps[rows->n] = (uint64) DatumGetInt64(values[0]);
 	rows->tids[rows->n] = *tid;
 	rows->n++;
 }
@@ -374,7 +389,14 @@ simhash_perm_check(PG_FUNCTION_ARGS)
 		PermSavedUser saved;
 
 		rows.capacity = 1024;
-		rows.fps = palloc(rows.capacity * sizeof(uint64));
+		rows.index = index;
+		rows.per_row = 1;
+		if (PermGetState(index)->layout.width > 0)
+		{
+			rows.codes = &PermGetState(index)->layout;
+			rows.per_row = rows.codes->ntables;
+		}
+		rows.fps = palloc(rows.capacity * rows.per_row * sizeof(uint64));
 		rows.tids = palloc(rows.capacity * sizeof(ItemPointerData));
 
 		/* index expressions and predicate: the table owner's code */
@@ -403,7 +425,9 @@ simhash_perm_check(PG_FUNCTION_ARGS)
 										   MCXT_ALLOC_HUGE);
 			for (i = 0; i < rows.n; i++)
 			{
-				tc.heap_keys[i].key = PermPermute(perm, rows.fps[i]);
+				tc.heap_keys[i].key = rows.codes ?
+					rows.fps[i * rows.per_row + t] :
+					PermPermute(perm, rows.fps[i]);
 				tc.heap_keys[i].tid = rows.tids[i];
 			}
 			tc.nheap = rows.n;

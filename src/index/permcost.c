@@ -45,6 +45,7 @@
 
 #include "index/perm.h"
 #include "index/permleaf.h"
+#include "type/hamming_query.h"
 #include "type/simhash_query.h"
 #include "type/simhash.h"
 
@@ -122,6 +123,113 @@ order_rows_wanted(PlannerInfo *root, double rows)
 	return Max(1.0, Min(wanted, rows));
 }
 
+/*
+ * The smallest radius among the index clauses of an index on bit(n) codes
+ * (hamming_within(q, k) with k known, even when q is a parameter), or -1
+ */
+static int
+code_clause_radius(PlannerInfo *root, IndexPath *path)
+{
+	int			radius = -1;
+	ListCell   *lc;
+
+	foreach(lc, path->indexclauses)
+	{
+		IndexClause *iclause = lfirst_node(IndexClause, lc);
+		ListCell   *lc2;
+
+		foreach(lc2, iclause->indexquals)
+		{
+			RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc2);
+			Node	   *arg;
+			int			r = -1;
+
+			if (!IsA(rinfo->clause, OpExpr))
+				continue;
+			arg = estimate_expression_value(root,
+											lsecond(((OpExpr *) rinfo->clause)->args));
+			if (IsA(arg, Const) && !((Const *) arg)->constisnull)
+				r = DatumGetHammingQuery(((Const *) arg)->constvalue)->radius;
+			else if (IsA(arg, FuncExpr) && list_length(((FuncExpr *) arg)->args) == 2)
+			{
+				Node	   *k = lsecond(((FuncExpr *) arg)->args);
+
+				if (IsA(k, Const) && !((Const *) k)->constisnull)
+					r = DatumGetInt32(((Const *) k)->constvalue);
+			}
+			if (r >= 0 && (radius < 0 || r < radius))
+				radius = r;
+		}
+	}
+	return radius;
+}
+
+/*
+ * amcostestimate of an index on bit(n) codes, from the model that chose
+ * its layout (permwide.c): key ranges probed, each a leaf's search, and
+ * candidates, each a row the scan reads.  A radius scan hands its
+ * candidates to the executor, which reads them (the selectivity says how
+ * many); an ordered scan reads them itself, before its first row.  An
+ * ordered scan is priced as if its rows lay within the design radius (or
+ * a smaller qual's): the index is for near-duplicates, and a query whose
+ * neighbours lie far sweeps the table instead (permwidescan.c), which
+ * the price of reading every row caps.  A radius beyond what the tables
+ * can answer cheaply (a radius of 100 on 256 bits) makes the scan read
+ * whole tables and nearly every row: the sequential scan wins.
+ */
+static void
+code_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
+				  const PermLayout *layout, Cost *indexStartupCost,
+				  Cost *indexTotalCost, Selectivity *indexSelectivity,
+				  double *indexCorrelation, double *indexPages)
+{
+	IndexOptInfo *index = path->indexinfo;
+	GenericCosts costs;
+	double		rows = Max(index->tuples, 1.0);
+	double		probes,
+				candidates,
+				probe_cost,
+				sweep_cost;
+	int			radius = code_clause_radius(root, path);
+
+	if (radius < 0)
+		radius = path->indexclauses != NIL || path->indexorderbys != NIL ?
+			layout->max_distance : layout->width;
+	if (path->indexorderbys != NIL)
+		radius = Min(radius, layout->max_distance);
+	PermWideModel(layout, rows, radius, &probes, &candidates);
+	probe_cost = probes * (ceil(log(rows) / log(2.0)) + 50.0) * cpu_operator_cost;
+	sweep_cost = index->rel->pages * seq_page_cost +
+		rows * (cpu_tuple_cost + 4 * cpu_operator_cost) +
+		index->pages / Max(layout->ntables, 1) * seq_page_cost;
+
+	MemSet(&costs, 0, sizeof(costs));
+	costs.numIndexTuples = Max(1.0, candidates);
+	genericcostestimate(root, path, loop_count, &costs);
+	costs.indexStartupCost += probe_cost;
+	costs.indexTotalCost += probe_cost;
+	costs.indexSelectivity = Max(costs.indexSelectivity, candidates / rows);
+	if (path->indexorderbys != NIL || path->indexclauses == NIL)
+	{
+		/* the scan reads its candidates' rows itself, or sweeps */
+		double		own = candidates * (random_page_cost + cpu_tuple_cost +
+										4 * cpu_operator_cost);
+
+		if (path->indexclauses == NIL && path->indexorderbys == NIL)
+			own = sweep_cost;
+		costs.indexStartupCost = Min(costs.indexTotalCost + own, sweep_cost);
+		costs.indexTotalCost = costs.indexStartupCost;
+		if (path->indexclauses == NIL)
+			costs.indexTotalCost += index->rel->pages * seq_page_cost +
+				index->rel->tuples * cpu_tuple_cost;	/* the NULL rows */
+	}
+	*indexStartupCost = costs.indexStartupCost;
+	*indexTotalCost = costs.indexTotalCost;
+	*indexSelectivity = costs.indexSelectivity;
+	*indexCorrelation = 0;
+	*indexPages = costs.numIndexPages;
+}
+
 /* amcostestimate */
 void
 permcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
@@ -150,6 +258,16 @@ permcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	rel = index_open(index->indexoid, NoLock);
 	state = PermGetState(rel);
 	layout = &state->layout;
+	if (layout->width > 0)
+	{
+		PermLayout	code_layout = *layout;
+
+		index_close(rel, NoLock);
+		code_costestimate(root, path, loop_count, &code_layout,
+						  indexStartupCost, indexTotalCost, indexSelectivity,
+						  indexCorrelation, indexPages);
+		return;
+	}
 	PermMetaSnapshot(rel, tables, &ntables);
 
 	radius = clause_radius(root, path, layout->max_distance);

@@ -152,13 +152,13 @@ PermRowReaderBegin(Relation heap, Relation index)
 /*
  * Read the row at tid (the root of its HOT chain, as the index stores it)
  * under snapshot.  Returns false when no version of it is visible, or its
- * indexed value is NULL; otherwise sets *fp to the value the index would
- * hold for it.  The indexed value is the same along a HOT chain, so the
- * first visible version answers.
+ * indexed value is NULL; otherwise sets *value to the value the index
+ * would hold for it, valid until the next read.  The indexed value is the
+ * same along a HOT chain, so the first visible version answers.
  */
 bool
-PermRowReaderFetch(PermRowReader *reader, ItemPointer tid, Snapshot snapshot,
-				   uint64 *fp)
+PermRowReaderFetchValue(PermRowReader *reader, ItemPointer tid,
+						Snapshot snapshot, Datum *value)
 {
 	ItemPointerData t = *tid;
 	bool		call_again = false;
@@ -167,16 +167,29 @@ PermRowReaderFetch(PermRowReader *reader, ItemPointer tid, Snapshot snapshot,
 	bool		isnull[INDEX_MAX_KEYS];
 	bool		found;
 
+	ResetPerTupleExprContext(reader->estate);
 	ExecClearTuple(reader->slot);
 	found = table_index_fetch_tuple(reader->fetch, &t, snapshot, reader->slot,
 									&call_again, &all_dead);
 	if (!found)
 		return false;
 	FormIndexDatum(reader->info, reader->slot, reader->estate, values, isnull);
-	ResetPerTupleExprContext(reader->estate);
 	if (isnull[0])
 		return false;
-	*fp = DatumGetUInt64(values[0]);
+	*value = values[0];
+	return true;
+}
+
+/* The same for a 64-bit fingerprint */
+bool
+PermRowReaderFetch(PermRowReader *reader, ItemPointer tid, Snapshot snapshot,
+				   uint64 *fp)
+{
+	Datum		value;
+
+	if (!PermRowReaderFetchValue(reader, tid, snapshot, &value))
+		return false;
+	*fp = DatumGetUInt64(value);
 	return true;
 }
 

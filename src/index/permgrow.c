@@ -249,7 +249,7 @@ relayout(Relation index)
 	{
 		growth.layout_start = RelationGetNumberOfBlocks(index);
 		growth.generation++;
-		PermWriteTables(index, MAIN_FORKNUM, rows, n, budget, &layout,
+		PermWriteTables(index, MAIN_FORKNUM, &rows, n, budget, &layout,
 						PermLayoutFlag(growth.generation),
 						RelationNeedsWAL(index), false, roots, root_levels);
 	}

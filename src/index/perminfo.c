@@ -178,11 +178,25 @@ simhash_perm_info(PG_FUNCTION_ARGS)
 		StringInfoData bits;
 		int			i;
 
-		table_stats(index, t, layout->prefix_bits[t], &st);
-		/* the fingerprint bits (0 = least significant) making the prefix */
 		initStringInfo(&bits);
-		for (i = 0; i < layout->prefix_bits[t]; i++)
-			appendStringInfo(&bits, "%s%d", i ? "," : "", layout->bits[t][i]);
+		if (layout->width > 0)
+		{
+			/*
+			 * bit(n) codes: the substring is the whole key; its bits are
+			 * the code's positions t, t + m, ... (0 = leftmost), shown as
+			 * first:step:last
+			 */
+			table_stats(index, t, 64, &st);
+			appendStringInfo(&bits, "%d:%d:%d", t, layout->ntables,
+							 t + (layout->prefix_bits[t] - 1) * layout->ntables);
+		}
+		else
+		{
+			table_stats(index, t, layout->prefix_bits[t], &st);
+			/* the fingerprint bits (0 = least significant) making the prefix */
+			for (i = 0; i < layout->prefix_bits[t]; i++)
+				appendStringInfo(&bits, "%s%d", i ? "," : "", layout->bits[t][i]);
+		}
 		values[0] = Int32GetDatum(t);
 		values[1] = Int32GetDatum(layout->max_distance);
 		values[2] = Int32GetDatum(layout->prefix_bits[t]);

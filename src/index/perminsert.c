@@ -615,7 +615,10 @@ insert_row(Relation index, int ntables, const KeyTid *keys)
 	}
 }
 
-/* aminsert: NULL fingerprints are not indexed (hamming_near never matches) */
+/*
+ * aminsert: NULL fingerprints are not indexed (hamming_near never matches);
+ * a bit(n) code of another width than the index's is an error
+ */
 bool
 perminsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 		   Relation heapRel, IndexUniqueCheck checkUnique, bool indexUnchanged,
@@ -632,6 +635,22 @@ perminsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	/* a young index may change its layout first (permgrow.c) */
 	PermGrowMaybeRelayout(index);
 	state = PermGetState(index);
+	if (state->layout.width > 0)
+	{
+		/* a bit(n) code: its substrings' keys (permwide.c) */
+		VarBit	   *code = DatumGetVarBitP(values[0]);
+		uint64		wkeys[PERM_MAX_TABLES];
+
+		PermWideCheckWidth(index, state->layout.width, VARBITLEN(code));
+		PermWideKeys(&state->layout, code, wkeys);
+		for (t = 0; t < state->layout.ntables; t++)
+		{
+			keys[t].key = wkeys[t];
+			keys[t].tid = *ht_ctid;
+		}
+		insert_row(index, state->layout.ntables, keys);
+		return false;
+	}
 	fp = (uint64) DatumGetInt64(values[0]);
 	for (t = 0; t < state->layout.ntables; t++)
 	{

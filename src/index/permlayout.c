@@ -81,6 +81,11 @@ PermLayoutOptions(Relation index, int *max_distance, int *blocks)
 	int			k = opts ? opts->max_distance : PERM_DEFAULT_MAX_DISTANCE;
 	int			b = (opts && opts->blocks > 0) ? opts->blocks : k + 1;
 
+	if (opts && (opts->radius != PERM_DEFAULT_WIDE_RADIUS || opts->substrings != 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("radius and substrings apply to indexes on bit(n) codes"),
+				 errhint("An index on 64-bit fingerprints takes max_distance and blocks.")));
 	PermCheckLayoutOptions(k, b);
 	*max_distance = k;
 	*blocks = b;
@@ -231,6 +236,7 @@ PermChooseLayout(int max_distance, int blocks, const double *bit_ones,
 	int			i,
 				t = 0;
 
+	layout->width = 0;			/* 64-bit fingerprints */
 	order_bits_by_entropy(bit_ones, entropy, order);
 	assign_bits_to_blocks(blocks, entropy, order, layout->block_of_bit);
 

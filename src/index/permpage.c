@@ -473,6 +473,13 @@ growth_location(Page metapage, int ntables)
 		TYPEALIGN(8, (char *) &meta->tables[ntables] - (char *) metapage);
 }
 
+/* Where the code record of an index on bit(n) codes lies: after growth */
+static char *
+code_location(Page metapage, int ntables)
+{
+	return growth_location(metapage, ntables) + sizeof(PermMetaGrowth);
+}
+
 /*
  * Check the metapage: identification, version, options in range, the
  * table count that the options imply, every table's bit order a
@@ -482,6 +489,7 @@ static void
 PermCheckMetaPage(Relation index, Page page)
 {
 	PermMetaGrowth growth;
+	PermMetaCode code;
 	PermMetaPage meta = PermPageGetMeta(page);
 	PermPageOpaque opaque;
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
@@ -512,14 +520,40 @@ PermCheckMetaPage(Relation index, Page page)
 						RelationGetRelationName(index), meta->version,
 						PERM_VERSION),
 				 errhint("REINDEX the index.")));
-	if (meta->max_distance > PERM_MAX_MAX_DISTANCE ||
-		meta->blocks <= meta->max_distance || meta->blocks > PERM_MAX_BLOCKS ||
-		meta->ntables < 1 ||
-		meta->ntables != PermCountTables(meta->blocks, meta->max_distance) ||
+	if (meta->ntables < 1 || meta->ntables > PERM_MAX_TABLES ||
 		(((PageHeader) page)->pd_lower !=
 		 (char *) &meta->tables[meta->ntables] - (char *) page &&
 		 ((PageHeader) page)->pd_lower !=
-		 growth_location(page, meta->ntables) + sizeof(PermMetaGrowth) - (char *) page))
+		 growth_location(page, meta->ntables) + sizeof(PermMetaGrowth) - (char *) page &&
+		 ((PageHeader) page)->pd_lower !=
+		 code_location(page, meta->ntables) + sizeof(PermMetaCode) - (char *) page))
+		PermReportCorruption(index, PERM_METAPAGE_BLKNO,
+							 psprintf("max_distance %u, blocks %u, %u tables.",
+									  meta->max_distance, meta->blocks,
+									  meta->ntables));
+	if (PermMetaGetCode(page, &code))
+	{
+		/* bit(n) codes: m substrings of the width (permwide.c) */
+		if (code.width < 1 || code.width > PERM_MAX_WIDTH ||
+			code.substrings != meta->ntables || meta->blocks != meta->ntables ||
+			code.substrings > Min(PERM_MAX_TABLES, code.width) ||
+			code.substrings < (code.width + 63) / 64)
+			PermReportCorruption(index, PERM_METAPAGE_BLKNO,
+								 psprintf("Codes of %u bits in %u substrings, %u tables.",
+										  code.width, code.substrings,
+										  meta->ntables));
+		for (t = 0; t < meta->ntables; t++)
+			if (meta->tables[t].prefix_bits !=
+				PermWideSubstringBits(code.width, code.substrings, t))
+				PermReportCorruption(index, PERM_METAPAGE_BLKNO,
+									 psprintf("Table %d: its substring has %u bits, not %d.",
+											  t, meta->tables[t].prefix_bits,
+											  PermWideSubstringBits(code.width,
+																	code.substrings, t)));
+	}
+	else if (meta->max_distance > PERM_MAX_MAX_DISTANCE ||
+			 meta->blocks <= meta->max_distance || meta->blocks > PERM_MAX_BLOCKS ||
+			 meta->ntables != PermCountTables(meta->blocks, meta->max_distance))
 		PermReportCorruption(index, PERM_METAPAGE_BLKNO,
 							 psprintf("max_distance %u, blocks %u, %u tables.",
 									  meta->max_distance, meta->blocks,
@@ -637,14 +671,43 @@ PermMetaGetGrowth(Page metapage, PermMetaGrowth *growth)
 	return growth->magic == PERM_GROWTH_MAGIC;
 }
 
-/* Write the growth record into a metapage, and cover it with pd_lower */
+/*
+ * Write the growth record into a metapage, and cover it with pd_lower (a
+ * code record after it stays covered)
+ */
 void
 PermMetaSetGrowth(Page metapage, const PermMetaGrowth *growth)
 {
 	char	   *at = growth_location(metapage, PermPageGetMeta(metapage)->ntables);
+	LocationIndex end = (at + sizeof(PermMetaGrowth)) - (char *) metapage;
 
 	memcpy(at, growth, sizeof(PermMetaGrowth));
-	((PageHeader) metapage)->pd_lower = (at + sizeof(PermMetaGrowth)) - (char *) metapage;
+	((PageHeader) metapage)->pd_lower = Max(((PageHeader) metapage)->pd_lower, end);
+}
+
+/*
+ * Read the code record of an index on bit(n) codes into *code; false for
+ * an index on 64-bit fingerprints, which has none
+ */
+bool
+PermMetaGetCode(Page metapage, PermMetaCode *code)
+{
+	char	   *at = code_location(metapage, PermPageGetMeta(metapage)->ntables);
+
+	if (at + sizeof(PermMetaCode) > (char *) metapage + ((PageHeader) metapage)->pd_lower)
+		return false;
+	memcpy(code, at, sizeof(PermMetaCode));
+	return code->magic == PERM_CODE_MAGIC;
+}
+
+/* Write the code record after the growth record, and cover it */
+void
+PermMetaSetCode(Page metapage, const PermMetaCode *code)
+{
+	char	   *at = code_location(metapage, PermPageGetMeta(metapage)->ntables);
+
+	memcpy(at, code, sizeof(PermMetaCode));
+	((PageHeader) metapage)->pd_lower = (at + sizeof(PermMetaCode)) - (char *) metapage;
 }
 
 /*
@@ -710,6 +773,7 @@ PermGetState(Relation index)
 	Buffer		buf;
 	Page		page;
 	PermMetaPage meta;
+	PermMetaCode code;
 	int			t;
 
 	if (state != NULL)
@@ -725,6 +789,8 @@ PermGetState(Relation index)
 	state->cxt = cxt;
 	state->nblocks = RelationGetNumberOfBlocks(index);
 	state->has_growth = PermMetaGetGrowth(page, &state->growth);
+	if (PermMetaGetCode(page, &code))
+		state->layout.width = code.width;
 	state->layout.max_distance = meta->max_distance;
 	state->layout.blocks = meta->blocks;
 	state->layout.ntables = meta->ntables;

@@ -79,6 +79,9 @@ typedef struct PermScanOpaqueData
 	bool		found_sorted[PERM_NDISTANCES];
 	struct handed_hash *handed; /* the rows handed out (permknn.c) */
 
+	/* an ordered scan of bit(n) codes (permwidescan.c), or NULL */
+	struct PermWideOrder *wide;
+
 	/* the rows whose fingerprint is NULL, handed out last */
 	bool		nulls_read;
 	PermTidList nulls;
@@ -126,6 +129,12 @@ extern int64 PermTidsSortUnique(ItemPointer tids, int64 n);
 extern void PermTidListSortUnique(PermTidList *list);
 extern void PermSearchCenter(Relation index, uint64 center, int radius,
 							 PermTidList *found);
+
+/* permwidescan.c */
+extern void PermWideSearch(IndexScanDesc scan, PermMatchCallback callback,
+						   void *arg);
+extern bool PermWideKnnGettuple(IndexScanDesc scan, PermScanOpaque so);
+extern void PermWideEndScan(PermScanOpaque so);
 
 /* permknn.c */
 extern bool PermKnnGettuple(IndexScanDesc scan, PermScanOpaque so);

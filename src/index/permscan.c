@@ -7,7 +7,8 @@
  * match on its first call (PermSearch, permprobe.c) and hands the rows out
  * in TID order, each once though several tables find it; a bitmap scan adds
  * them to the bitmap.  Ordered scans (ORDER BY fp <-> q, and a scan with
- * neither quals nor ORDER BY) are read nearest first by permknn.c.
+ * neither quals nor ORDER BY) are read nearest first by permknn.c.  An
+ * index on bit(n) codes is searched by permwidescan.c, both ways.
  *
  * Every row is handed out for recheck: the executor applies the quals, and
  * recomputes fp <-> q, on the row's own fingerprint.  An exclusion
@@ -71,6 +72,7 @@ permrescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys,
 	PermReleasePins(&so->pins);
 	if (so->rows)
 		PermRowReaderEnd(so->rows);
+	PermWideEndScan(so);
 	MemoryContextReset(cxt);
 	memset(so, 0, sizeof(*so));
 	so->cxt = cxt;
@@ -152,7 +154,11 @@ permgettuple(IndexScanDesc scan, ScanDirection dir)
 
 	/* nearest first; or, with neither quals nor ORDER BY, every row */
 	if (scan->numberOfOrderBys > 0 || scan->numberOfKeys == 0)
+	{
+		if (PermGetState(scan->indexRelation)->layout.width > 0)
+			return PermWideKnnGettuple(scan, so);
 		return PermKnnGettuple(scan, so);
+	}
 
 	if (!so->searched)
 	{
@@ -175,7 +181,10 @@ permgettuple(IndexScanDesc scan, ScanDirection dir)
 			so->pins.cxt = so->cxt;
 		}
 
-		PermSearch(scan, collect_tid, so, so->keep_pins ? &so->pins : NULL);
+		if (PermGetState(scan->indexRelation)->layout.width > 0)
+			PermWideSearch(scan, collect_tid, so);
+		else
+			PermSearch(scan, collect_tid, so, so->keep_pins ? &so->pins : NULL);
 		pgstat_count_index_scan(scan->indexRelation);
 
 		/* a row matching in several tables is returned once */
@@ -245,6 +254,8 @@ permgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 		tbm_add_tuples(tbm, so->nulls.tids, (int) so->nulls.n, true);
 		bs.ntids += so->nulls.n;
 	}
+	else if (PermGetState(scan->indexRelation)->layout.width > 0)
+		PermWideSearch(scan, add_to_bitmap, &bs);
 	else
 		PermSearch(scan, add_to_bitmap, &bs, NULL);
 	pgstat_count_index_scan(scan->indexRelation);
@@ -260,6 +271,7 @@ permendscan(IndexScanDesc scan)
 	PermReleasePins(&so->pins);
 	if (so->rows)
 		PermRowReaderEnd(so->rows);
+	PermWideEndScan(so);
 	MemoryContextDelete(so->cxt);
 	pfree(so);
 }

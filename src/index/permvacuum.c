@@ -131,6 +131,13 @@ report_skew(Relation index)
 	int			worst_table = -1;
 	int			t;
 
+	/*
+	 * bit(n) codes: a substring is the whole key and its layout never
+	 * changes, so a REINDEX would not help (permwide.c)
+	 */
+	if (state->layout.width > 0)
+		return;
+
 	for (t = 0; t < state->layout.ntables; t++)
 	{
 		PermSkew	skew;

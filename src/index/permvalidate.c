@@ -62,6 +62,7 @@ permvalidate(Oid opclassoid)
 	CatCList   *proclist;
 	bool		result = true;
 	bool		has_strategy = false;
+	bool		wide;
 	int			i;
 
 	classtup = SearchSysCache1(CLAOID, ObjectIdGetDatum(opclassoid));
@@ -77,7 +78,9 @@ permvalidate(Oid opclassoid)
 	opfamilyname = pstrdup(NameStr(((Form_pg_opfamily) GETSTRUCT(familytup))->opfname));
 	ReleaseSysCache(familytup);
 
-	if (get_typlen(opcintype) != sizeof(int64) || !get_typbyval(opcintype))
+	/* 64-bit fingerprints, or bit(n) codes (PermIndexIsWide) */
+	wide = (opcintype == BITOID);
+	if (!wide && (get_typlen(opcintype) != sizeof(int64) || !get_typbyval(opcintype)))
 	{
 		ereport(INFO,
 				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
@@ -110,8 +113,9 @@ permvalidate(Oid opclassoid)
 			if (op->amoppurpose != AMOP_ORDER ||
 				!check_amop_signature(op->amopopr, INT4OID, op->amoplefttype,
 									  op->amoprighttype) ||
-				get_typlen(op->amoprighttype) != sizeof(int64) ||
-				!get_typbyval(op->amoprighttype) ||
+				(wide ? op->amoprighttype != BITOID :
+				 (get_typlen(op->amoprighttype) != sizeof(int64) ||
+				  !get_typbyval(op->amoprighttype))) ||
 				!is_btree_family(op->amopsortfamily))
 			{
 				ereport(INFO,
@@ -163,7 +167,7 @@ permvalidate(Oid opclassoid)
 		if (HeapTupleIsValid(typtup))
 		{
 			query_type = strcmp(NameStr(((Form_pg_type) GETSTRUCT(typtup))->typname),
-								"simhash_query") == 0;
+								wide ? "hamming_query" : "simhash_query") == 0;
 			ReleaseSysCache(typtup);
 		}
 		if (!query_type ||

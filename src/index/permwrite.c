@@ -249,14 +249,14 @@ write_table(TableWriter *tw, RunSort *rs, uint16 *root_level)
 }
 
 /*
- * Write every table of layout from the rows (fingerprint, TID) in rows, n
- * of them, as new pages at the end of index's fork; each table sorts
+ * Write every table of layout from the rows (fingerprint, TID) in rows[0],
+ * n of them (for bit(n) codes, from each table's (key, TID) in rows[t]), as new pages at the end of index's fork; each table sorts
  * within budget / 2 bytes.  Every page gets flags besides its kind; with
  * log_pages each is WAL-logged as it is finished.  With progress, the
  * CREATE INDEX progress view follows.  Sets each table's root and level.
  */
 void
-PermWriteTables(Relation index, ForkNumber fork, RecStore *rows, int64 n,
+PermWriteTables(Relation index, ForkNumber fork, RecStore **rows, int64 n,
 				int64 budget, const PermLayout *layout, uint16 flags,
 				bool log_pages, bool progress, BlockNumber *roots,
 				uint16 *root_levels)
@@ -286,10 +286,21 @@ PermWriteTables(Relation index, ForkNumber fork, RecStore *rows, int64 n,
 			pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, PERM_PHASE_SORT);
 		PermMakePermutation(layout->bits[t], perm);
 		rs = RunSortBegin(budget / 2, n);
-		if (rows)
+		if (layout->width > 0 && rows[t])
 		{
-			RecStoreRewind(rows);
-			while (RecStoreNext(rows, &rec))
+			/* bit(n) codes: the table's own keys, as the build made them */
+			RecStoreRewind(rows[t]);
+			while (RecStoreNext(rows[t], &rec))
+			{
+				if ((++i & 0xFFFF) == 0)
+					CHECK_FOR_INTERRUPTS();
+				RunSortPut(rs, &rec);
+			}
+		}
+		else if (layout->width == 0 && rows[0])
+		{
+			RecStoreRewind(rows[0]);
+			while (RecStoreNext(rows[0], &rec))
 			{
 				if ((++i & 0xFFFF) == 0)
 					CHECK_FOR_INTERRUPTS();

@@ -11,6 +11,9 @@
  * exact, so the call needs no recheck.  Objects are found in the schema of
  * hamming_near itself, never through search_path.
  *
+ * On bit(n) codes, hamming_near(code, q, k) becomes
+ * code <@ hamming_within(q, k) the same way (an index on bit(n) codes).
+ *
  * Selectivity, of the operator and of hamming_near itself: the most common
  * values are tested exactly (when the query point is known at planning
  * time); the rest of the column is assumed uniform,
@@ -44,11 +47,13 @@
 #include "utils/syscache.h"
 
 #include "index/perm.h"
+#include "type/hamming_query.h"
 #include "type/simhash_query.h"
 #include "type/simhash.h"
 
 PG_FUNCTION_INFO_V1(simhash_support);
 PG_FUNCTION_INFO_V1(simhash_within_sel);
+PG_FUNCTION_INFO_V1(hamming_within_sel);
 
 /* Used when the query or the radius is not known at planning time */
 #define DEFAULT_WITHIN_SEL	0.0001
@@ -148,6 +153,124 @@ simhash_within_sel(PG_FUNCTION_ARGS)
 	PG_RETURN_FLOAT8(selec);
 }
 
+/* Is expr a bit(n) code (rather than a 64-bit fingerprint)? */
+static bool
+is_code(Node *expr)
+{
+	Oid			type = exprType(expr);
+
+	return type == BITOID || type == VARBITOID;
+}
+
+/*
+ * Selectivity of "a width-bit code within radius of a point", for codes
+ * uniform over their width (width unknown: 256), never less than a row:
+ * the binomial tail sum C(width, i) / 2^width, i <= radius
+ */
+static Selectivity
+code_within_selectivity(VariableStatData *vardata, int width, int radius)
+{
+	double		nullfrac = 0,
+				rows,
+				selec;
+
+	if (width <= 0)
+		width = 256;
+	if (HeapTupleIsValid(vardata->statsTuple))
+		nullfrac = ((Form_pg_statistic) GETSTRUCT(vardata->statsTuple))->stanullfrac;
+	rows = vardata->rel ? Max(vardata->rel->tuples, 1.0) : 1000.0;
+	selec = (1.0 - nullfrac) *
+		Max(Min(1.0, PermWideBall(width, radius) / ldexp(1.0, width)), 1.0 / rows);
+	CLAMP_PROBABILITY(selec);
+	return selec;
+}
+
+/* Restriction estimator of <@ (bit, hamming_query) */
+Datum
+hamming_within_sel(PG_FUNCTION_ARGS)
+{
+	PlannerInfo *root = (PlannerInfo *) PG_GETARG_POINTER(0);
+	List	   *args = (List *) PG_GETARG_POINTER(2);
+	int			varRelid = PG_GETARG_INT32(3);
+	VariableStatData vardata;
+	Node	   *other;
+	bool		varonleft;
+	Selectivity selec = DEFAULT_WITHIN_SEL;
+
+	if (!get_restriction_variable(root, args, varRelid, &vardata, &other, &varonleft))
+		PG_RETURN_FLOAT8(selec);
+	if (varonleft && IsA(other, Const))
+	{
+		Const	   *c = (Const *) other;
+
+		if (c->constisnull)
+			selec = 0;
+		else
+		{
+			HammingQuery *q = DatumGetHammingQuery(c->constvalue);
+
+			selec = code_within_selectivity(&vardata, VARBITLEN(&q->code),
+											q->radius);
+		}
+	}
+	else if (varonleft && IsA(other, FuncExpr) &&
+			 list_length(((FuncExpr *) other)->args) == 2)
+	{
+		/* hamming_within(param, k): the radius may still be known */
+		Node	   *k = estimate_expression_value(root,
+												  lsecond(((FuncExpr *) other)->args));
+
+		if (IsA(k, Const) && !((Const *) k)->constisnull)
+			selec = code_within_selectivity(&vardata,
+											exprTypmod(vardata.var),
+											DatumGetInt32(((Const *) k)->constvalue));
+	}
+	ReleaseVariableStats(vardata);
+	PG_RETURN_FLOAT8(selec);
+}
+
+/*
+ * hamming_near(code, q, k) on bit(n) codes as the index condition
+ * code <@ hamming_within(q, k)
+ */
+static List *
+code_index_condition(SupportRequestIndexCondition *req, Oid nsp,
+					 Node *indexed, Node *other, Node *k)
+{
+	Oid			querytype,
+				opno,
+				withinfn;
+	Oid			argtypes[2] = {BITOID, INT4OID};
+	Expr	   *query;
+
+	querytype = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid,
+								CStringGetDatum("hamming_query"),
+								ObjectIdGetDatum(nsp));
+	if (!OidIsValid(querytype))
+		return NIL;
+	opno = get_opfamily_member(req->opfamily, BITOID, querytype,
+							   PERM_WITHIN_STRATEGY);
+	if (!OidIsValid(opno))
+		return NIL;
+	withinfn = LookupFuncName(list_make2(makeString(get_namespace_name(nsp)),
+										 makeString("hamming_within")),
+							  2, argtypes, true);
+	if (!OidIsValid(withinfn))
+		return NIL;
+	/* a bit varying column or query is the same bits: relabel it */
+	if (exprType(indexed) != BITOID)
+		indexed = (Node *) makeRelabelType((Expr *) indexed, BITOID, -1,
+										   InvalidOid, COERCE_IMPLICIT_CAST);
+	if (exprType(other) != BITOID)
+		other = (Node *) makeRelabelType((Expr *) other, BITOID, -1,
+										 InvalidOid, COERCE_IMPLICIT_CAST);
+	query = (Expr *) makeFuncExpr(withinfn, querytype, list_make2(other, k),
+								  InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+	req->lossy = false;
+	return list_make1(make_opclause(opno, BOOLOID, false, (Expr *) indexed,
+									query, InvalidOid, InvalidOid));
+}
+
 /* hamming_near(a, b, k) as an index condition on a or b */
 static List *
 index_condition(SupportRequestIndexCondition *req)
@@ -182,6 +305,8 @@ index_condition(SupportRequestIndexCondition *req)
 
 	/* our objects live in hamming_near's schema */
 	nsp = get_func_namespace(clause->funcid);
+	if (is_code(indexed))
+		return code_index_condition(req, nsp, indexed, other, k);
 	querytype = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid,
 								CStringGetDatum("simhash_query"),
 								ObjectIdGetDatum(nsp));
@@ -509,6 +634,27 @@ near_selectivity(SupportRequestSelectivity *req)
 	k = estimate_expression_value(req->root, lthird(req->args));
 	if (!IsA(k, Const))
 		return false;
+	if (is_code(linitial(req->args)))
+	{
+		/* bit(n) codes: uniform over their width; joins get the default */
+		if (req->is_join ||
+			!get_restriction_variable(req->root, list_make2(linitial(req->args),
+															lsecond(req->args)),
+									  req->varRelid, &vardata, &other, &varonleft))
+			return false;
+		if (((Const *) k)->constisnull ||
+			(IsA(other, Const) && ((Const *) other)->constisnull))
+			req->selectivity = 0;
+		else
+			req->selectivity =
+				code_within_selectivity(&vardata,
+										IsA(other, Const) ?
+										VARBITLEN(DatumGetVarBitP(((Const *) other)->constvalue)) :
+										exprTypmod(vardata.var),
+										DatumGetInt32(((Const *) k)->constvalue));
+		ReleaseVariableStats(vardata);
+		return true;
+	}
 	if (req->is_join)
 	{
 		if (((Const *) k)->constisnull)

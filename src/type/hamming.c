@@ -20,6 +20,7 @@
 #include "port/pg_bitutils.h"
 #include "utils/varbit.h"
 
+#include "type/hamming_query.h"
 #include "type/simhash.h"
 
 PG_FUNCTION_INFO_V1(simhash_hamming_distance);
@@ -69,8 +70,8 @@ simhash_hamming_near(PG_FUNCTION_ARGS)
  * last in the last byte are zero in every bit string (varbit.c pads them
  * so), so whole bytes can be compared.
  */
-static int32
-bit_hamming(VarBit *a, VarBit *b)
+int32
+simhash_bit_distance(const VarBit *a, const VarBit *b)
 {
 	int			width = VARBITLEN(a);
 	const bits8 *pa = VARBITS(a);
@@ -104,7 +105,7 @@ bit_hamming(VarBit *a, VarBit *b)
 Datum
 simhash_bit_hamming_distance(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_INT32(bit_hamming(PG_GETARG_VARBIT_P(0), PG_GETARG_VARBIT_P(1)));
+	PG_RETURN_INT32(simhash_bit_distance(PG_GETARG_VARBIT_P(0), PG_GETARG_VARBIT_P(1)));
 }
 
 /*
@@ -117,13 +118,20 @@ simhash_bit_hamming_near(PG_FUNCTION_ARGS)
 	VarBit	   *a = PG_GETARG_VARBIT_P(0);
 	VarBit	   *b = PG_GETARG_VARBIT_P(1);
 	int32		k = PG_GETARG_INT32(2);
-	int32		d = bit_hamming(a, b);
+	int32		d = simhash_bit_distance(a, b);
 
-	if (k < 0 || k > VARBITLEN(a))
+	simhash_check_bit_radius(k, VARBITLEN(a));
+	PG_RETURN_BOOL(d <= k);
+}
+
+/* Reject a bound k outside 0..width for codes of that width */
+void
+simhash_check_bit_radius(int32 k, int width)
+{
+	if (k < 0 || k > width)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("Hamming distance bound %d is out of range", k),
 				 errdetail("The bound k must be between 0 and %d, the codes' width.",
-						   VARBITLEN(a))));
-	PG_RETURN_BOOL(d <= k);
+						   width)));
 }

@@ -1,0 +1,342 @@
+/*-------------------------------------------------------------------------
+ *
+ * permwide.c
+ *		simhash_perm on codes wider than 64 bits: bit(n) columns (PDQ image
+ *		hashes, 128-bit fingerprints, binary vectors), by multi-index
+ *		hashing (Norouzi, Punjani and Fleet, CVPR 2012, TPAMI 2014).
+ *
+ * A code of W bits is cut into m substrings; each is the key of one table
+ * of the index, a tree like the 64-bit tables (the same pages, leaves, WAL
+ * and VACUUM).  If two codes lie within r bits, the r differing bits fall
+ * into the m substrings, so some substring differs in at most floor(r/m)
+ * bits: probing every table at that radius finds every match.  Finer (the
+ * TPAMI paper's refinement): write r = f m + a with 0 <= a < m; if the
+ * first a + 1 substrings all differ in f + 1 bits or more, the other m -
+ * a - 1 share at most r - (a + 1)(f + 1) = (m - a - 1) f - 1 bits, and one
+ * of them differs in at most f - 1.  So tables 0..a are probed at radius f
+ * and the others at f - 1 (not at all when f = 0): PermWideProbeRadius.
+ * Every row a probe finds is a candidate, checked on its whole code (the
+ * executor's recheck of the qual, or permwidescan.c reading the row).
+ *
+ * Substring t holds the code's bits at positions t, t + m, t + 2m, ...
+ * (position 0 is the leftmost bit of the bit string), the first of them
+ * the most significant bit of its key, right-aligned in 64 bits.  Strided
+ * rather than contiguous: codes whose bits are skewed by region (a constant
+ * header, the zero-padded end of a binary vector, the low-energy half of a
+ * transform) still give every substring its share of informative bits.
+ * The keys are short (about log2 of the rows), so leaves store them in a
+ * byte or three (permleaf.c).
+ *
+ * The layout, m, is chosen by the cost model of one query at the design
+ * radius (the reloption radius, width / 8 by default: PDQ's match radius
+ * of 31 on 256 bits) over the rows at build time, but at least 2^20 rows:
+ * for uniform codes a probe of a radius-rho ball in an s-bit substring
+ * reads Ball(s, rho) = sum C(s, i), i <= rho, key ranges and finds
+ * rows * Ball(s, rho) / 2^s candidates; the cost is
+ *		m * COST_TABLE + probes * COST_PROBE + candidates * COST_CANDIDATE,
+ * where a table whose ball has more keys than the table has leaves is read
+ * whole instead (as the scan does).  Few substrings make long keys and
+ * probe balls that explode; many make short keys that match many rows.
+ * The minimum sits near s = log2(rows), as Norouzi et al. find.  The
+ * planner prices scans by the same model (permcost.c); README.perm ("Codes
+ * wider than 64 bits") gives the rule with worked numbers.
+ *
+ * IDENTIFICATION
+ *	  src/index/permwide.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "port/pg_bitutils.h"
+#include "utils/rel.h"
+
+#include "index/perm.h"
+
+/* A layout is chosen for at least this many rows (an index built small) */
+#define WIDE_MIN_LAYOUT_ROWS	(1024.0 * 1024.0)
+
+/* The model's costs, in probes of one key range */
+#define WIDE_COST_TABLE			4.0 /* a descent into each table */
+#define WIDE_COST_PROBE			1.0 /* one key range within a leaf */
+#define WIDE_COST_CANDIDATE		3.0 /* a candidate's row read and checked */
+#define WIDE_COST_ENTRY			0.02	/* an entry tested in a table read
+										 * whole */
+
+/* Leaves hold about this many short-keyed entries (for the model) */
+#define WIDE_ENTRIES_PER_LEAF	600.0
+
+/* Is the index on bit(n) codes? (its operator class takes bit) */
+bool
+PermIndexIsWide(Relation index)
+{
+	return index->rd_opcintype[0] == BITOID;
+}
+
+/* Bits of substring t of a width-bit code cut into m */
+int
+PermWideSubstringBits(int width, int m, int t)
+{
+	return (width - t + m - 1) / m;
+}
+
+/* The fewest and the most substrings a width-bit code may be cut into */
+static int
+fewest_substrings(int width)
+{
+	return (width + 63) / 64;
+}
+
+static int
+most_substrings(int width)
+{
+	return Min(PERM_MAX_TABLES, width);
+}
+
+/*
+ * The reloptions of an index on width-bit codes, checked: the design
+ * radius (-1: width / 8) and the number of substrings (0: chosen)
+ */
+void
+PermWideLayoutOptions(Relation index, int width, int *radius, int *substrings)
+{
+	PermOptions *opts = (PermOptions *) index->rd_options;
+	int			r = opts ? opts->radius : PERM_DEFAULT_WIDE_RADIUS;
+	int			m = opts ? opts->substrings : 0;
+
+	if (width < 1 || width > PERM_MAX_WIDTH)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("simhash_perm indexes codes of 1 to %d bits, not %d",
+						PERM_MAX_WIDTH, width)));
+	if (r < 0)
+		r = Max(1, width / 8);
+	if (r > width)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("radius = %d is more than the codes' width, %d bits",
+						r, width)));
+	if (m != 0 && (m < fewest_substrings(width) || m > most_substrings(width)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("substrings = %d does not suit %d-bit codes", m, width),
+				 errdetail("Each substring is a key of at most 64 bits: %d-bit codes take %d to %d substrings.",
+						   width, fewest_substrings(width),
+						   most_substrings(width))));
+	*radius = r;
+	*substrings = m;
+}
+
+/* The layout of m substrings (every permutation the identity) */
+static void
+fill_layout(int width, int radius, int m, PermLayout *layout)
+{
+	int			t,
+				i;
+
+	memset(layout, 0, sizeof(PermLayout));
+	layout->width = width;
+	layout->max_distance = radius;
+	layout->blocks = m;
+	layout->ntables = m;
+	for (t = 0; t < m; t++)
+	{
+		layout->prefix_bits[t] = PermWideSubstringBits(width, m, t);
+		for (i = 0; i < 64; i++)
+			layout->bits[t][i] = 63 - i;
+	}
+}
+
+/*
+ * The layout of an index on width-bit codes: m substrings as given, or the
+ * m of least modelled cost of a query at the design radius over rows (at
+ * least WIDE_MIN_LAYOUT_ROWS).
+ */
+void
+PermWideChooseLayout(int width, int radius, int substrings, double rows,
+					 PermLayout *layout)
+{
+	double		plan_rows = Max(rows, WIDE_MIN_LAYOUT_ROWS);
+	int			best = substrings;
+	double		best_cost = -1;
+	int			m;
+
+	for (m = fewest_substrings(width);
+		 substrings == 0 && m <= most_substrings(width); m++)
+	{
+		PermLayout	trial;
+		double		probes,
+					candidates,
+					cost;
+
+		fill_layout(width, radius, m, &trial);
+		PermWideModel(&trial, plan_rows, radius, &probes, &candidates);
+		cost = m * WIDE_COST_TABLE + probes * WIDE_COST_PROBE +
+			candidates * WIDE_COST_CANDIDATE;
+		if (best_cost < 0 || cost < best_cost)
+		{
+			best_cost = cost;
+			best = m;
+		}
+	}
+	fill_layout(width, radius, best, layout);
+}
+
+/* A code of another width than the index's is an error naming both */
+void
+PermWideCheckWidth(Relation index, int width, int got)
+{
+	if (got != width)
+		ereport(ERROR,
+				(errcode(ERRCODE_STRING_DATA_LENGTH_MISMATCH),
+				 errmsg("a code of %d bits does not fit index \"%s\" of %d-bit codes",
+						got, RelationGetRelationName(index), width),
+				 errdetail("A simhash_perm index holds codes of one width."),
+				 errhint("Declare the column bit(%d), or give each width a partial index of its own (WHERE length(code) = %d).",
+						 width, got)));
+}
+
+/*
+ * Each table's key of a code: substring t's bits, its first bit the most
+ * significant of prefix_bits[t].  Reads the set bits only.
+ */
+void
+PermWideKeys(const PermLayout *layout, const VarBit *code, uint64 *keys)
+{
+	const bits8 *p = VARBITS(code);
+	int			nbytes = VARBITBYTES(code);
+	int			m = layout->ntables;
+	int			byte;
+
+	memset(keys, 0, m * sizeof(uint64));
+	for (byte = 0; byte < nbytes; byte++)
+	{
+		uint32		v = p[byte];
+
+		while (v != 0)
+		{
+			int			b = pg_leftmost_one_pos32(v);
+			int			pos = byte * 8 + (7 - b);
+			int			t = pos % m;
+
+			v &= ~((uint32) 1 << b);
+			if (pos >= layout->width)
+				break;			/* padding, zero in a valid bit string */
+			keys[t] |= UINT64CONST(1) << (layout->prefix_bits[t] - 1 - pos / m);
+		}
+	}
+}
+
+/*
+ * The radius at which table t of m is probed for a query of radius r (the
+ * refined pigeonhole above); -1: the table need not be probed
+ */
+int
+PermWideProbeRadius(int m, int radius, int t)
+{
+	int			f = radius / m;
+	int			a = radius % m;
+
+	return t <= a ? f : f - 1;
+}
+
+/* Keys within radius of a key of bits bits: sum of C(bits, i), i <= radius */
+double
+PermWideBall(int bits, int radius)
+{
+	double		c = 1,
+				sum = 0;
+	int			i;
+
+	for (i = 0; i <= Min(radius, bits); i++)
+	{
+		sum += c;
+		c = c * (bits - i) / (i + 1);
+	}
+	return sum;
+}
+
+static int
+compare_uint64(const void *a, const void *b)
+{
+	uint64		x = *(const uint64 *) a;
+	uint64		y = *(const uint64 *) b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Every key at exactly distance from center within its low bits bits, in
+ * ascending order; *n of them, C(bits, distance).  The caller keeps the
+ * count reasonable (it weighs it against reading the table whole).
+ */
+uint64 *
+PermWideRing(uint64 center, int bits, int distance, int64 *n)
+{
+	int64		count = (int64) (PermWideBall(bits, distance) -
+								 PermWideBall(bits, distance - 1) + 0.5);
+	uint64	   *out = palloc_extended(Max(count, 1) * sizeof(uint64), MCXT_ALLOC_HUGE);
+	int			pos[64];
+	int64		k = 0;
+	int			i;
+
+	Assert(distance >= 0 && distance <= bits && bits <= 64);
+	for (i = 0; i < distance; i++)
+		pos[i] = i;
+	for (;;)
+	{
+		uint64		mask = 0;
+
+		for (i = 0; i < distance; i++)
+			mask |= UINT64CONST(1) << pos[i];
+		if (k < count)
+			out[k++] = center ^ mask;
+		/* the next combination of distance bit positions out of bits */
+		for (i = distance - 1; i >= 0 && pos[i] == bits - distance + i; i--)
+			;
+		if (i < 0)
+			break;
+		pos[i]++;
+		for (i = i + 1; i < distance; i++)
+			pos[i] = pos[i - 1] + 1;
+	}
+	*n = k;
+	/* ascending, for PermProbeRanges */
+	qsort(out, k, sizeof(uint64), compare_uint64);
+	return out;
+}
+
+/*
+ * The model of one query of radius r over rows uniform codes: key ranges
+ * probed (a table read whole counts its leaves, and its entries at
+ * WIDE_COST_ENTRY / WIDE_COST_PROBE), and candidates found (at most rows).
+ */
+void
+PermWideModel(const PermLayout *layout, double rows, int radius,
+			  double *probes, double *candidates)
+{
+	double		leaves = rows / WIDE_ENTRIES_PER_LEAF + 1;
+	int			t;
+
+	*probes = 0;
+	*candidates = 0;
+	for (t = 0; t < layout->ntables; t++)
+	{
+		int			s = layout->prefix_bits[t];
+		int			rho = PermWideProbeRadius(layout->ntables, radius, t);
+		double		ball;
+
+		if (rho < 0)
+			continue;
+		ball = PermWideBall(s, rho);
+		if (ball > leaves)
+			*probes += leaves + rows * WIDE_COST_ENTRY / WIDE_COST_PROBE;
+		else
+			*probes += ball;
+		*candidates += rows * Min(1.0, ball / ldexp(1.0, s));
+	}
+	*candidates = Min(*candidates, rows);
+}

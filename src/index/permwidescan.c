@@ -1,0 +1,427 @@
+/*-------------------------------------------------------------------------
+ *
+ * permwidescan.c
+ *		simhash_perm: the radius and nearest-neighbour scans of an index on
+ *		bit(n) codes (multi-index hashing, permwide.c).
+ *
+ * A radius scan (code <@ hamming_within(q, r)) probes table t at radius
+ * PermWideProbeRadius(m, r, t): every key within that radius of the
+ * query's substring, as one sorted list of key ranges (PermProbeRanges),
+ * or, when the ball has more keys than the table has leaves, the whole
+ * table with each key tested.  Every row found is a candidate, handed out
+ * for the executor's recheck of the qual on the row's whole code; a row
+ * found in several tables is handed out once (permscan.c).
+ *
+ * A nearest-neighbour scan (ORDER BY code <-> q) reads the tables ring by
+ * ring: after rings 0..rho[t] of every table t, every code within
+ * bound - 1 of the query, bound = sum of (rho[t] + 1), has been found (if
+ * a code differed from the query in more than rho[t] bits in every
+ * substring, it would differ in at least bound bits).  Each ring adds one
+ * to bound; the table with the fewest rings read goes next.  The scan
+ * reads each new candidate's row under its snapshot and files it at its
+ * exact distance; rows at distance d are handed out, with their exact
+ * distance, once d <= bound, since every row not yet found lies at bound
+ * or farther.  Quals bound the scan: a row they reject is not filed, and
+ * no row beyond the smallest radius plus that qual's distance from the
+ * ORDER BY query can pass them, so the scan stops there.
+ *
+ * When the next ring would cost more than reading every row (a query
+ * whose neighbours are far, as random codes' are from a random query:
+ * about 90 bits of 256 at a million rows), the scan sweeps instead: it
+ * reads every TID of table 0, sorts them, reads each row not yet seen in
+ * heap order, and files it; after that every distance is complete.
+ * Without a qual, the rows whose code is NULL come last (permknn.c).
+ *
+ * The rows are read as permexclude.c reads a match's row (PermRowReader):
+ * the indexed expression evaluated on the version the snapshot sees.  A
+ * row is read only after the index pages that named it are released.
+ *
+ * IDENTIFICATION
+ *	  src/index/permwidescan.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/relscan.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "index/perm.h"
+#include "index/permprobe.h"
+#include "type/hamming_query.h"
+
+/*
+ * A ring may cost at most this share of a sweep before the scan sweeps:
+ * its candidates' rows are read in random order, a sweep's in heap order
+ */
+#define WIDE_SWEEP_SHARE	16
+
+/* The state of a nearest-neighbour scan of bit(n) codes */
+typedef struct PermWideOrder
+{
+	int			m;
+	int			width;
+	VarBit	   *center;			/* ORDER BY code <-> center; NULL: none */
+	uint64		keys[PERM_MAX_TABLES];	/* the center's substrings */
+	int			rho[PERM_MAX_TABLES];	/* rings read in each table */
+	int			bound;			/* every row nearer than this was found */
+	int			cap;			/* no row farther than this passes the quals */
+	int			nquals;
+	HammingQuery **quals;
+	HTAB	   *seen;			/* TIDs found so far */
+	PermTidList *found;			/* [width + 1]: rows at each distance */
+	PermTidList pending;		/* TIDs of the last read, not yet looked at */
+	int			emit_d;			/* the distance being handed out */
+	int64		emit_i;			/* of found[emit_d], handed out so far */
+	bool		swept;
+	double		rows;			/* entries of a table, as the pages say */
+	double		leaves;			/* leaves of a table, about */
+	double		read;			/* candidates read so far */
+	PermRowReader *reader;
+	MemoryContext tmp;			/* reset after each row read */
+} PermWideOrder;
+
+/* Callback of the probes: remember the TID; rows are read afterwards */
+static void
+collect_pending(void *arg, ItemPointer tid, uint64 key, int distance)
+{
+	PermWideOrder *wo = (PermWideOrder *) arg;
+
+	PermTidListAdd(&wo->pending, GetMemoryChunkContext(wo), tid);
+}
+
+static int
+compare_keys(const void *a, const void *b)
+{
+	uint64		x = *(const uint64 *) a;
+	uint64		y = *(const uint64 *) b;
+
+	return (x > y) - (x < y);
+}
+
+/* Leaves of one table, about: the index's pages shared by its tables */
+static double
+table_leaves(Relation index, int m)
+{
+	return Max(1.0, (double) (RelationGetNumberOfBlocks(index) - 1) / m);
+}
+
+/*
+ * Probe table t for every key within radius of key: as key ranges, or the
+ * table read whole when its ball has more keys than the table has leaves
+ */
+static void
+probe_ball(Relation index, int t, int bits, uint64 key, int radius,
+		   double leaves, PermMatchCallback callback, void *arg)
+{
+	uint64	   *ranges;
+	int64		n = 0;
+	int			d;
+
+	if (PermWideBall(bits, radius) > 2 * leaves)
+	{
+		PermProbeRange(index, t, 0, PG_UINT64_MAX, key, radius, callback,
+					   arg, NULL);
+		return;
+	}
+	ranges = palloc_extended(Max(1.0, PermWideBall(bits, radius)) * sizeof(uint64),
+							 MCXT_ALLOC_HUGE);
+	for (d = 0; d <= radius; d++)
+	{
+		int64		nring;
+		uint64	   *ring = PermWideRing(key, bits, d, &nring);
+
+		memcpy(ranges + n, ring, nring * sizeof(uint64));
+		n += nring;
+		pfree(ring);
+	}
+	if (radius > 0)
+		qsort(ranges, n, sizeof(uint64), compare_keys);
+	PermProbeRanges(index, t, ranges, (int) n, 0, key, PERM_MAX_HAMMING,
+					callback, arg, NULL);
+	pfree(ranges);
+}
+
+/* A qual's query, its width checked against the index's */
+static HammingQuery *
+qual_query(Relation index, const PermLayout *layout, ScanKey sk)
+{
+	HammingQuery *q = DatumGetHammingQuery(sk->sk_argument);
+
+	PermWideCheckWidth(index, layout->width, VARBITLEN(&q->code));
+	return q;
+}
+
+/*
+ * The radius scan: every row whose key in some table lies within that
+ * table's probe radius of the query, for the qual of smallest radius (the
+ * executor rechecks every qual on the row).  A NULL query matches nothing.
+ */
+void
+PermWideSearch(IndexScanDesc scan, PermMatchCallback callback, void *arg)
+{
+	Relation	index = scan->indexRelation;
+	PermState  *state = PermGetState(index);
+	const PermLayout *layout = &state->layout;
+	HammingQuery *query = NULL;
+	uint64		keys[PERM_MAX_TABLES];
+	double		leaves = table_leaves(index, layout->ntables);
+	int			i,
+				t;
+
+	for (i = 0; i < scan->numberOfKeys; i++)
+	{
+		HammingQuery *q;
+
+		if (scan->keyData[i].sk_flags & SK_ISNULL)
+			return;
+		q = qual_query(index, layout, &scan->keyData[i]);
+		if (query == NULL || q->radius < query->radius)
+			query = q;
+	}
+	if (query == NULL)
+		return;
+	PermWideKeys(layout, &query->code, keys);
+	for (t = 0; t < layout->ntables; t++)
+	{
+		int			rho = PermWideProbeRadius(layout->ntables, query->radius, t);
+
+		if (rho >= 0)
+			probe_ball(index, t, layout->prefix_bits[t], keys[t],
+					   Min(rho, layout->prefix_bits[t]), leaves, callback, arg);
+	}
+}
+
+/* Set up a nearest-neighbour scan */
+static PermWideOrder *
+order_begin(IndexScanDesc scan, PermScanOpaque so)
+{
+	Relation	index = scan->indexRelation;
+	PermState  *state = PermGetState(index);
+	const PermLayout *layout = &state->layout;
+	MemoryContext old = MemoryContextSwitchTo(so->cxt);
+	PermWideOrder *wo = palloc0(sizeof(PermWideOrder));
+	HASHCTL		ctl;
+	int			i,
+				t;
+
+	wo->m = layout->ntables;
+	wo->width = layout->width;
+	wo->cap = wo->width;
+	wo->found = palloc0((wo->width + 1) * sizeof(PermTidList));
+	wo->quals = palloc(Max(1, scan->numberOfKeys) * sizeof(HammingQuery *));
+	for (i = 0; i < scan->numberOfKeys; i++)
+	{
+		if (scan->keyData[i].sk_flags & SK_ISNULL)
+		{
+			wo->cap = -1;		/* nothing matches a NULL query */
+			continue;
+		}
+		wo->quals[wo->nquals++] = qual_query(index, layout, &scan->keyData[i]);
+	}
+	if (scan->numberOfOrderBys > 0 &&
+		!(scan->orderByData[0].sk_flags & SK_ISNULL))
+	{
+		wo->center = DatumGetVarBitPCopy(scan->orderByData[0].sk_argument);
+		PermWideCheckWidth(index, wo->width, VARBITLEN(wo->center));
+		PermWideKeys(layout, wo->center, wo->keys);
+		/* a row within r of c lies within r + d(c, center) of center */
+		for (i = 0; i < wo->nquals; i++)
+			wo->cap = Min(wo->cap, wo->quals[i]->radius +
+						  simhash_bit_distance(&wo->quals[i]->code, wo->center));
+	}
+	for (t = 0; t < wo->m; t++)
+		wo->rho[t] = -1;
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(ItemPointerData);
+	ctl.entrysize = sizeof(ItemPointerData);
+	ctl.hcxt = so->cxt;
+	wo->seen = hash_create("simhash_perm wide scan", 1024, &ctl,
+						   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	wo->leaves = table_leaves(index, wo->m);
+	/* the index's last count, or what its leaves hold at the least */
+	wo->rows = Max(scan->indexRelation->rd_rel->reltuples, 100.0 * wo->leaves);
+	wo->tmp = AllocSetContextCreate(so->cxt, "simhash_perm wide row",
+									ALLOCSET_SMALL_SIZES);
+	wo->reader = PermRowReaderBegin(scan->heapRelation, index);
+	MemoryContextSwitchTo(old);
+	return wo;
+}
+
+/*
+ * Look at the TIDs of the last read: read each row not seen before, and
+ * file it at its distance if the quals pass it.  With remember, note it as
+ * seen (a sweep, the last read, need not).
+ */
+static void
+file_pending(IndexScanDesc scan, PermWideOrder *wo, bool remember)
+{
+	int64		i;
+
+	wo->pending.n = PermTidsSortUnique(wo->pending.tids, wo->pending.n);
+	for (i = 0; i < wo->pending.n; i++)
+	{
+		ItemPointer tid = &wo->pending.tids[i];
+		bool		found;
+		Datum		value;
+		MemoryContext old;
+
+		if ((i & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+		(void) hash_search(wo->seen, tid, remember ? HASH_ENTER : HASH_FIND,
+						   &found);
+		if (found)
+			continue;
+		wo->read++;
+		old = MemoryContextSwitchTo(wo->tmp);
+		if (PermRowReaderFetchValue(wo->reader, tid, scan->xs_snapshot, &value))
+		{
+			VarBit	   *code = DatumGetVarBitP(value);
+			int			d = 0;
+			int			q;
+			bool		pass = true;
+
+			PermWideCheckWidth(scan->indexRelation, wo->width, VARBITLEN(code));
+			for (q = 0; q < wo->nquals && pass; q++)
+				pass = simhash_bit_distance(code, &wo->quals[q]->code) <=
+					wo->quals[q]->radius;
+			if (wo->center)
+				d = simhash_bit_distance(code, wo->center);
+			if (pass && d <= wo->cap)
+				PermTidListAdd(&wo->found[d], GetMemoryChunkContext(wo), tid);
+		}
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(wo->tmp);
+	}
+	wo->pending.n = 0;
+}
+
+/* Read every row: all of table 0's TIDs, the unseen rows in heap order */
+static void
+sweep(IndexScanDesc scan, PermWideOrder *wo)
+{
+	PermProbeRange(scan->indexRelation, 0, 0, PG_UINT64_MAX, 0,
+				   PERM_MAX_HAMMING, collect_pending, wo, NULL);
+	file_pending(scan, wo, false);
+	wo->swept = true;
+	wo->bound = wo->width + 1;
+}
+
+/*
+ * Read the next ring (of the table with the fewest read), or sweep when
+ * that ring would cost more than a share of reading every row
+ */
+static void
+read_next(IndexScanDesc scan, PermWideOrder *wo)
+{
+	int			t = 0;
+	int			u;
+	int			bits;
+	double		ring;
+	uint64	   *keys;
+	int64		n;
+
+	for (u = 1; u < wo->m; u++)
+		if (wo->rho[u] < wo->rho[t])
+			t = u;
+	bits = PermWideSubstringBits(wo->width, wo->m, t);
+	ring = PermWideBall(bits, wo->rho[t] + 1) - PermWideBall(bits, wo->rho[t]);
+	if (wo->center == NULL || wo->rho[t] + 1 > bits ||
+		ring > WIDE_SWEEP_SHARE * wo->leaves ||
+		wo->read + wo->rows * ring / ldexp(1.0, bits) > wo->rows / WIDE_SWEEP_SHARE)
+	{
+		sweep(scan, wo);
+		return;
+	}
+	wo->rho[t]++;
+	keys = PermWideRing(wo->keys[t], bits, wo->rho[t], &n);
+	PermProbeRanges(scan->indexRelation, t, keys, (int) n, 0, wo->keys[t],
+					PERM_MAX_HAMMING, collect_pending, wo, NULL);
+	pfree(keys);
+	file_pending(scan, wo, true);
+	wo->bound++;
+}
+
+/*
+ * amgettuple of an ordered scan (or one with neither quals nor ORDER BY)
+ * of bit(n) codes: rows at distance d once d <= bound, each with its exact
+ * distance; then, without a qual, the rows whose code is NULL
+ */
+bool
+PermWideKnnGettuple(IndexScanDesc scan, PermScanOpaque so)
+{
+	PermWideOrder *wo = so->wide;
+
+	if (wo == NULL)
+	{
+		if (!IsMVCCSnapshot(scan->xs_snapshot))
+			elog(ERROR, "simhash_perm index scans require an MVCC snapshot");
+		wo = so->wide = order_begin(scan, so);
+		pgstat_count_index_scan(scan->indexRelation);
+	}
+
+	while (wo->emit_d <= wo->cap)
+	{
+		PermTidList *list = &wo->found[wo->emit_d];
+
+		if (wo->emit_d <= wo->bound && wo->emit_i < list->n)
+		{
+			scan->xs_heaptid = list->tids[wo->emit_i++];
+			scan->xs_recheck = true;
+			if (scan->numberOfOrderBys > 0)
+			{
+				scan->xs_orderbyvals[0] = Int32GetDatum(wo->emit_d);
+				scan->xs_orderbynulls[0] = (wo->center == NULL);
+				scan->xs_recheckorderby = false;
+			}
+			return true;
+		}
+		if (wo->emit_d < wo->bound)
+		{
+			/* complete: every row at emit_d has been handed out */
+			wo->emit_d++;
+			wo->emit_i = 0;
+			continue;
+		}
+		CHECK_FOR_INTERRUPTS();
+		read_next(scan, wo);
+	}
+
+	/* a qual is strict: no row whose code is NULL passes one */
+	if (scan->numberOfKeys > 0)
+		return false;
+	if (!so->nulls_read)
+	{
+		PermKnnReadNullRows(scan, so);
+		so->nulls_read = true;
+		so->next = 0;
+	}
+	if (so->next < so->nulls.n)
+	{
+		scan->xs_heaptid = so->nulls.tids[so->next++];
+		scan->xs_recheck = false;
+		if (scan->numberOfOrderBys > 0)
+		{
+			scan->xs_orderbyvals[0] = (Datum) 0;
+			scan->xs_orderbynulls[0] = true;
+			scan->xs_recheckorderby = false;
+		}
+		return true;
+	}
+	return false;
+}
+
+/* End what a nearest-neighbour scan holds outside its memory context */
+void
+PermWideEndScan(PermScanOpaque so)
+{
+	if (so->wide && so->wide->reader)
+		PermRowReaderEnd(so->wide->reader);
+}
