@@ -20,14 +20,17 @@ CREATE FUNCTION simhash128(doc pg_catalog.text,
 -- ('x' || hex)::bit(256), binary vectors) as bit(n): the Hamming distance,
 -- the within-k test and the distance operator, for codes of one width (a
 -- pair of two widths is an error naming both).  A
--- simhash_perm index on the column answers them (below).
-CREATE FUNCTION hamming_distance(pg_catalog.bit, pg_catalog.bit) RETURNS pg_catalog.int4
+-- simhash_perm index on the column answers them (below).  The distance
+-- function is not called hamming_distance: pgvector has
+-- hamming_distance(bit, bit) (a float8), and both extensions must fit in
+-- one schema.
+CREATE FUNCTION bit_hamming_distance(pg_catalog.bit, pg_catalog.bit) RETURNS pg_catalog.int4
 	AS 'MODULE_PATHNAME', 'simhash_bit_hamming_distance'
 	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 CREATE OPERATOR <-> (
 	LEFTARG = pg_catalog.bit, RIGHTARG = pg_catalog.bit,
-	PROCEDURE = hamming_distance, COMMUTATOR = <->
+	PROCEDURE = bit_hamming_distance, COMMUTATOR = <->
 );
 
 CREATE FUNCTION hamming_near(pg_catalog.bit, pg_catalog.bit, k pg_catalog.int4) RETURNS pg_catalog.bool
