@@ -27,10 +27,11 @@
  *
  * When the next ring would cost more than reading every row (a query
  * whose neighbours are far, as random codes' are from a random query:
- * about 90 bits of 256 at a million rows), the scan sweeps instead: it
- * reads every TID of table 0, sorts them, reads each row not yet seen in
- * heap order, and files it; after that every distance is complete.
- * Without a qual, the rows whose code is NULL come last (permknn.c).
+ * about 94 bits of 256 at a million rows), the scan sweeps instead: it
+ * reads the table in heap order as CREATE INDEX does and files every row
+ * not yet seen; after that every distance is complete.  Without a qual,
+ * the rows whose code is NULL come last; the sweep finds them too, or
+ * else a pass of their own does (permknn.c).
  *
  * The rows are read as permexclude.c reads a match's row (PermRowReader):
  * the indexed expression evaluated on the version the snapshot sees.  A
@@ -58,10 +59,15 @@
 #include "type/hamming_query.h"
 
 /*
- * A ring may cost at most this share of a sweep before the scan sweeps:
- * its candidates' rows are read in random order, a sweep's in heap order
+ * The rings may cost at most this share of a sweep before the scan sweeps.
+ * Costs in rows of a sweep (about 0.25 us each on the development
+ * machine): a key range probed costs about 4, a candidate's row read by
+ * its TID about 6 (test/bench/wide_bench.sh measures the outcome: a
+ * random query's LIMIT 10 against the sequential scan).
  */
-#define WIDE_SWEEP_SHARE	16
+#define WIDE_SWEEP_SHARE	8
+#define WIDE_KEY_WORK		4.0
+#define WIDE_ROW_WORK		6.0
 
 /* The state of a nearest-neighbour scan of bit(n) codes */
 typedef struct PermWideOrder
@@ -84,6 +90,8 @@ typedef struct PermWideOrder
 	double		rows;			/* entries of a table, as the pages say */
 	double		leaves;			/* leaves of a table, about */
 	double		read;			/* candidates read so far */
+	double		work;			/* the rings' cost so far, in rows of a
+								 * sweep */
 	PermRowReader *reader;
 	MemoryContext tmp;			/* reset after each row read */
 } PermWideOrder;
@@ -255,13 +263,29 @@ order_begin(IndexScanDesc scan, PermScanOpaque so)
 	return wo;
 }
 
+/* File a row at its distance, if the quals pass it */
+static void
+file_row(IndexScanDesc scan, PermWideOrder *wo, ItemPointer tid, VarBit *code)
+{
+	int			d = 0;
+	int			q;
+
+	PermWideCheckWidth(scan->indexRelation, wo->width, VARBITLEN(code));
+	for (q = 0; q < wo->nquals; q++)
+		if (simhash_bit_distance(code, &wo->quals[q]->code) > wo->quals[q]->radius)
+			return;
+	if (wo->center)
+		d = simhash_bit_distance(code, wo->center);
+	if (d <= wo->cap)
+		PermTidListAdd(&wo->found[d], GetMemoryChunkContext(wo), tid);
+}
+
 /*
- * Look at the TIDs of the last read: read each row not seen before, and
- * file it at its distance if the quals pass it.  With remember, note it as
- * seen (a sweep, the last read, need not).
+ * Look at the TIDs of the last read: read each row not seen before, note
+ * it as seen, and file it at its distance if the quals pass it
  */
 static void
-file_pending(IndexScanDesc scan, PermWideOrder *wo, bool remember)
+file_pending(IndexScanDesc scan, PermWideOrder *wo)
 {
 	int64		i;
 
@@ -275,41 +299,65 @@ file_pending(IndexScanDesc scan, PermWideOrder *wo, bool remember)
 
 		if ((i & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
-		(void) hash_search(wo->seen, tid, remember ? HASH_ENTER : HASH_FIND,
-						   &found);
+		(void) hash_search(wo->seen, tid, HASH_ENTER, &found);
 		if (found)
 			continue;
 		wo->read++;
 		old = MemoryContextSwitchTo(wo->tmp);
 		if (PermRowReaderFetchValue(wo->reader, tid, scan->xs_snapshot, &value))
-		{
-			VarBit	   *code = DatumGetVarBitP(value);
-			int			d = 0;
-			int			q;
-			bool		pass = true;
-
-			PermWideCheckWidth(scan->indexRelation, wo->width, VARBITLEN(code));
-			for (q = 0; q < wo->nquals && pass; q++)
-				pass = simhash_bit_distance(code, &wo->quals[q]->code) <=
-					wo->quals[q]->radius;
-			if (wo->center)
-				d = simhash_bit_distance(code, wo->center);
-			if (pass && d <= wo->cap)
-				PermTidListAdd(&wo->found[d], GetMemoryChunkContext(wo), tid);
-		}
+			file_row(scan, wo, tid, DatumGetVarBitP(value));
 		MemoryContextSwitchTo(old);
 		MemoryContextReset(wo->tmp);
 	}
 	wo->pending.n = 0;
 }
 
-/* Read every row: all of table 0's TIDs, the unseen rows in heap order */
-static void
-sweep(IndexScanDesc scan, PermWideOrder *wo)
+/* What a sweep's callback needs */
+typedef struct SweepState
 {
-	PermProbeRange(scan->indexRelation, 0, 0, PG_UINT64_MAX, 0,
-				   PERM_MAX_HAMMING, collect_pending, wo, NULL);
-	file_pending(scan, wo, false);
+	IndexScanDesc scan;
+	PermScanOpaque so;
+	PermWideOrder *wo;
+} SweepState;
+
+/* Callback of the sweep: file a row not seen before; note a NULL one */
+static void
+sweep_row(Relation index, ItemPointer tid, Datum *values, bool *isnull,
+		  bool tupleIsAlive, void *arg)
+{
+	SweepState *ss = (SweepState *) arg;
+
+	if (isnull[0])
+	{
+		PermTidListAdd(&ss->so->nulls, ss->so->cxt, tid);
+		return;
+	}
+	if (hash_search(ss->wo->seen, tid, HASH_FIND, NULL) != NULL)
+		return;
+	ss->wo->read++;
+	file_row(ss->scan, ss->wo, tid, DatumGetVarBitP(values[0]));
+}
+
+/*
+ * Read every row, in heap order, as CREATE INDEX reads them (under the
+ * scan's snapshot, a HOT chain by its root TID, a partial index's
+ * predicate applied, the expressions run as the table's owner: as the
+ * NULL rows are read, which this pass collects too), and file those not
+ * seen before
+ */
+static void
+sweep(IndexScanDesc scan, PermScanOpaque so, PermWideOrder *wo)
+{
+	SweepState	ss;
+
+	ss.scan = scan;
+	ss.so = so;
+	ss.wo = wo;
+	so->nulls.n = 0;
+	PermReadRowsAsOwner(scan->heapRelation, scan->indexRelation,
+						scan->xs_snapshot, sweep_row, &ss);
+	so->nulls_read = true;
+	so->next = 0;
 	wo->swept = true;
 	wo->bound = wo->width + 1;
 }
@@ -319,7 +367,7 @@ sweep(IndexScanDesc scan, PermWideOrder *wo)
  * that ring would cost more than a share of reading every row
  */
 static void
-read_next(IndexScanDesc scan, PermWideOrder *wo)
+read_next(IndexScanDesc scan, PermScanOpaque so, PermWideOrder *wo)
 {
 	int			t = 0;
 	int			u;
@@ -327,6 +375,7 @@ read_next(IndexScanDesc scan, PermWideOrder *wo)
 	double		ring;
 	uint64	   *keys;
 	int64		n;
+	double		before;
 
 	for (u = 1; u < wo->m; u++)
 		if (wo->rho[u] < wo->rho[t])
@@ -334,10 +383,11 @@ read_next(IndexScanDesc scan, PermWideOrder *wo)
 	bits = PermWideSubstringBits(wo->width, wo->m, t);
 	ring = PermWideBall(bits, wo->rho[t] + 1) - PermWideBall(bits, wo->rho[t]);
 	if (wo->center == NULL || wo->rho[t] + 1 > bits ||
-		ring > WIDE_SWEEP_SHARE * wo->leaves ||
-		wo->read + wo->rows * ring / ldexp(1.0, bits) > wo->rows / WIDE_SWEEP_SHARE)
+		wo->work + ring * WIDE_KEY_WORK +
+		wo->rows * ring / ldexp(1.0, bits) * WIDE_ROW_WORK >
+		wo->rows / WIDE_SWEEP_SHARE)
 	{
-		sweep(scan, wo);
+		sweep(scan, so, wo);
 		return;
 	}
 	wo->rho[t]++;
@@ -345,7 +395,9 @@ read_next(IndexScanDesc scan, PermWideOrder *wo)
 	PermProbeRanges(scan->indexRelation, t, keys, (int) n, 0, wo->keys[t],
 					PERM_MAX_HAMMING, collect_pending, wo, NULL);
 	pfree(keys);
-	file_pending(scan, wo, true);
+	before = wo->read;
+	file_pending(scan, wo);
+	wo->work += n * WIDE_KEY_WORK + (wo->read - before) * WIDE_ROW_WORK;
 	wo->bound++;
 }
 
@@ -391,7 +443,7 @@ PermWideKnnGettuple(IndexScanDesc scan, PermScanOpaque so)
 			continue;
 		}
 		CHECK_FOR_INTERRUPTS();
-		read_next(scan, wo);
+		read_next(scan, so, wo);
 	}
 
 	/* a qual is strict: no row whose code is NULL passes one */

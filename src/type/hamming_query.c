@@ -20,6 +20,7 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "compat.h"
 #include "utils/builtins.h"
 #include "utils/varbit.h"
 

@@ -77,3 +77,15 @@ INSERT INTO batch
 SELECT 1000 + g, 'https://example.org/copy/' || g,
        'page ' || g || ' of the crawl, on topic ' || g % 97 || ' in section ' || g % 13 || ' today'
   FROM generate_series(1, 400, 10) g;
+
+-- fixture: images
+-- PDQ-like image hashes: 20,000 random 256-bit codes and 200 near-copies
+-- of the first 200 (a run of 1..31 flipped bits), indexed
+CREATE TABLE images (id bigint PRIMARY KEY, pdq bit(256));
+INSERT INTO images SELECT g, ('x' || md5(g::text) || md5((-g)::text))::bit(256)
+  FROM generate_series(1, 20000) g;
+INSERT INTO images SELECT 100000 + id,
+       pdq # ((repeat('1', 1 + (id % 31)::int) || repeat('0', 255 - (id % 31)::int))::bit(256) >> (id % 200)::int)
+  FROM images WHERE id <= 200;
+CREATE INDEX images_pdq_idx ON images USING simhash_perm (pdq);
+ANALYZE images;
