@@ -86,7 +86,7 @@ echo "data: $(($(date +%s) - t0)) s"
 
 # seconds of one statement, by psql's \timing
 timed() {
-	q -c '\timing on' -c "$1" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | awk '{ printf "%.1f\n", $1 / 1000 }'
+	q -c '\timing on' -c "$1" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -1 | awk '{ printf "%.1f\n", $1 / 1000 }'
 }
 build_perm=$(timed "CREATE INDEX codes_perm ON codes USING simhash_perm (code)")
 build_btree=$(timed "CREATE INDEX codes_btree ON codes USING btree (code)")
