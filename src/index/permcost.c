@@ -198,7 +198,8 @@ code_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	if (path->indexorderbys != NIL)
 		radius = Min(radius, layout->max_distance);
 	PermWideModel(layout, rows, radius, &probes, &candidates);
-	probe_cost = probes * (ceil(log(rows) / log(2.0)) + 50.0) * cpu_operator_cost;
+	/* a key range probed: about two rows of a sequential scan (README.perm) */
+	probe_cost = probes * 10.0 * cpu_operator_cost;
 	sweep_cost = index->rel->pages * seq_page_cost +
 		rows * (cpu_tuple_cost + 4 * cpu_operator_cost) +
 		index->pages / Max(layout->ntables, 1) * seq_page_cost;

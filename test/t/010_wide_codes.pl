@@ -25,8 +25,12 @@ my $FUNCS = q{
 	  $$ SELECT code(g) # ((repeat('1', d) || repeat('0', 256 - d))::bit(256) >> (g % (257 - d))::int) $$;
 };
 
+# without data checksums (PostgreSQL 18's default), which would catch the
+# damage below before the index's own checks could
 my $primary = PostgreSQL::Test::Cluster->new('primary');
-$primary->init(allows_streaming => 1);
+my ($major) = $primary->pg_version =~ /^(\d+)/;
+$primary->init(allows_streaming => 1,
+	extra => $major >= 18 ? ['--no-data-checksums'] : []);
 $primary->append_conf('postgresql.conf', qq{
 wal_consistency_checking = 'generic'
 autovacuum = off
