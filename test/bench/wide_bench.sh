@@ -8,9 +8,9 @@
 # 1% planted near-copies of random rows at distances 0..31.  Queries
 # (table bench_q): 1..200 near a planted pair (a stored row with e = 0..15
 # of its bits flipped: its nearest rows lie within 15 + 31 bits), 201..400
-# random codes (their nearest rows lie near 90 bits away).  And ROWS/10
-# bit(128) codes (simhash128-like: uniform) for the radius-6 query against
-# a btree equality lookup on the same column.
+# random codes (their nearest rows lie near 90 bits away).  And ROWS128
+# (default ROWS/10) bit(128) codes (simhash128-like: uniform) for the
+# radius-6 query against a btree equality lookup on the same column.
 #
 # Measured, each with pgbench (2 clients, -M prepared, SECS seconds, RUNS
 # runs, median tps; no parallel workers, so both sides use both cores):
@@ -42,6 +42,7 @@ SECS=${SECS:-10}
 RUNS=${RUNS:-3}
 HNSW=${HNSW:-1}
 CHECK=${CHECK:-50}
+ROWS128=${ROWS128:-$((ROWS / 10))}
 
 have_vector=0
 if [ "$HNSW" = 1 ] && bash tools/build_pgvector.sh >/dev/null 2>&1; then
@@ -77,7 +78,7 @@ INSERT INTO bench_q SELECT i, c.code # rnd_mask(256, (i % 16)::int)::bit(256)
   JOIN codes c ON c.id = 1 + (hashint8(i)::bigint & 2147483647) % ($ROWS - $ROWS / 100);
 INSERT INTO bench_q SELECT 200 + i, ('x' || rnd_hex(256))::bit(256) FROM generate_series(1, 200) i;
 CREATE TABLE codes128 (id bigint, code bit(128));
-INSERT INTO codes128 SELECT g, ('x' || md5((g * 7)::text))::bit(128) FROM generate_series(1, $ROWS / 10) g;
+INSERT INTO codes128 SELECT g, ('x' || md5((g * 7)::text))::bit(128) FROM generate_series(1, $ROWS128) g;
 CREATE TABLE bench_q128 (qid int PRIMARY KEY, code bit(128));
 INSERT INTO bench_q128 SELECT i, c.code # rnd_mask(128, (i % 7)::int)::bit(128)
   FROM generate_series(1, 200) i JOIN codes128 c ON c.id = i * 37;" \
@@ -203,7 +204,7 @@ fi
 tps() { echo "$results" | awk -v n="$1" '$1 == n { print $3 }'; }
 ratio() { awk -v a="$(tps "$1")" -v b="$(tps "$2")" 'BEGIN { printf "%.1fx", a / b }'; }
 {
-	echo "wide_bench: $ROWS bit(256) codes (1% planted at 0..31), $((ROWS / 10)) bit(128) codes; pgbench 2 clients, ${SECS} s x $RUNS runs, medians"
+	echo "wide_bench: $ROWS bit(256) codes (1% planted at 0..31), $ROWS128 bit(128) codes; pgbench 2 clients, ${SECS} s x $RUNS runs, medians"
 	echo "$("$PG_CONFIG" --version); commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown); $(nproc) cores"
 	echo
 	echo "simhash_perm on bit(256): $layout; build $build_perm s, $((size_perm / 1048576)) MB = $(awk -v s="$size_perm" -v n="$ROWS" 'BEGIN { printf "%.2f", s / (n * 32) }')x the codes (32 bytes a row)"
