@@ -63,10 +63,12 @@
 /*
  * The smallest constant radius among the index clauses, or -1.  A clause
  * fp ~= v (which only a constraint's check can run; permexclude.c) counts
- * as the design radius.
+ * as the design radius.  On bit(n) codes (codes), the queries are
+ * hamming_query values, and hamming_within(q, k) counts with k known even
+ * when q is a parameter.
  */
 static int
-clause_radius(PlannerInfo *root, IndexPath *path, int max_distance)
+clause_radius(PlannerInfo *root, IndexPath *path, int max_distance, bool codes)
 {
 	int			radius = -1;
 	ListCell   *lc;
@@ -80,26 +82,31 @@ clause_radius(PlannerInfo *root, IndexPath *path, int max_distance)
 		{
 			RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc2);
 			Node	   *arg;
+			int			r = -1;
 
 			if (!IsA(rinfo->clause, OpExpr))
 				continue;
-			if (get_op_opfamily_strategy(((OpExpr *) rinfo->clause)->opno,
+			if (!codes &&
+				get_op_opfamily_strategy(((OpExpr *) rinfo->clause)->opno,
 										 path->indexinfo->opfamily[0]) ==
 				PERM_NEAR_DUP_STRATEGY)
+				r = max_distance;
+			else
 			{
-				if (radius < 0 || max_distance < radius)
-					radius = max_distance;
-				continue;
+				arg = estimate_expression_value(root,
+												lsecond(((OpExpr *) rinfo->clause)->args));
+				if (IsA(arg, Const) && !((Const *) arg)->constisnull)
+					r = codes ?
+						DatumGetHammingQuery(((Const *) arg)->constvalue)->radius :
+						DatumGetSimhashQuery(((Const *) arg)->constvalue)->radius;
+				else if (codes && IsA(arg, FuncExpr) &&
+						 list_length(((FuncExpr *) arg)->args) == 2 &&
+						 IsA(lsecond(((FuncExpr *) arg)->args), Const) &&
+						 !((Const *) lsecond(((FuncExpr *) arg)->args))->constisnull)
+					r = DatumGetInt32(((Const *) lsecond(((FuncExpr *) arg)->args))->constvalue);
 			}
-			arg = estimate_expression_value(root,
-											lsecond(((OpExpr *) rinfo->clause)->args));
-			if (IsA(arg, Const) && !((Const *) arg)->constisnull)
-			{
-				SimhashQuery *q = DatumGetSimhashQuery(((Const *) arg)->constvalue);
-
-				if (radius < 0 || q->radius < radius)
-					radius = q->radius;
-			}
+			if (r >= 0 && (radius < 0 || r < radius))
+				radius = r;
 		}
 	}
 	return radius;
@@ -121,47 +128,6 @@ order_rows_wanted(PlannerInfo *root, double rows)
 	else if (root->tuple_fraction > 0)
 		wanted = root->tuple_fraction * rows;
 	return Max(1.0, Min(wanted, rows));
-}
-
-/*
- * The smallest radius among the index clauses of an index on bit(n) codes
- * (hamming_within(q, k) with k known, even when q is a parameter), or -1
- */
-static int
-code_clause_radius(PlannerInfo *root, IndexPath *path)
-{
-	int			radius = -1;
-	ListCell   *lc;
-
-	foreach(lc, path->indexclauses)
-	{
-		IndexClause *iclause = lfirst_node(IndexClause, lc);
-		ListCell   *lc2;
-
-		foreach(lc2, iclause->indexquals)
-		{
-			RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc2);
-			Node	   *arg;
-			int			r = -1;
-
-			if (!IsA(rinfo->clause, OpExpr))
-				continue;
-			arg = estimate_expression_value(root,
-											lsecond(((OpExpr *) rinfo->clause)->args));
-			if (IsA(arg, Const) && !((Const *) arg)->constisnull)
-				r = DatumGetHammingQuery(((Const *) arg)->constvalue)->radius;
-			else if (IsA(arg, FuncExpr) && list_length(((FuncExpr *) arg)->args) == 2)
-			{
-				Node	   *k = lsecond(((FuncExpr *) arg)->args);
-
-				if (IsA(k, Const) && !((Const *) k)->constisnull)
-					r = DatumGetInt32(((Const *) k)->constvalue);
-			}
-			if (r >= 0 && (radius < 0 || r < radius))
-				radius = r;
-		}
-	}
-	return radius;
 }
 
 /*
@@ -190,7 +156,7 @@ code_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 				candidates,
 				probe_cost,
 				sweep_cost;
-	int			radius = code_clause_radius(root, path);
+	int			radius = clause_radius(root, path, layout->max_distance, true);
 
 	if (radius < 0)
 		radius = path->indexclauses != NIL || path->indexorderbys != NIL ?
@@ -271,7 +237,7 @@ permcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	}
 	PermMetaSnapshot(rel, tables, &ntables);
 
-	radius = clause_radius(root, path, layout->max_distance);
+	radius = clause_radius(root, path, layout->max_distance, false);
 	/* a radius not known yet (a parameter): assume the design radius */
 	if (path->indexclauses != NIL && radius < 0)
 		radius = layout->max_distance;

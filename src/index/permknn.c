@@ -438,6 +438,18 @@ PermKnnGettuple(IndexScanDesc scan, PermScanOpaque so)
 	/* a qual is strict: no row with a NULL fingerprint passes one */
 	if (so->nqueries > 1)
 		return false;
+	return PermKnnNextNullRow(scan, so, true);
+}
+
+/*
+ * Hand out the next row whose indexed value is NULL, after reading them
+ * (PermKnnReadNullRows) unless that was done: an ordered scan's last rows,
+ * as the sequential scan's.  With once, a row already handed out is passed
+ * over.  False when none is left.
+ */
+bool
+PermKnnNextNullRow(IndexScanDesc scan, PermScanOpaque so, bool once)
+{
 	if (!so->nulls_read)
 	{
 		PermKnnReadNullRows(scan, so);
@@ -448,7 +460,7 @@ PermKnnGettuple(IndexScanDesc scan, PermScanOpaque so)
 	{
 		ItemPointer tid = &so->nulls.tids[so->next++];
 
-		if (!first_handout(so, tid))
+		if (once && !first_handout(so, tid))
 			continue;
 		scan->xs_heaptid = *tid;
 		scan->xs_recheck = false;

@@ -139,5 +139,7 @@ extern void PermWideEndScan(PermScanOpaque so);
 /* permknn.c */
 extern bool PermKnnGettuple(IndexScanDesc scan, PermScanOpaque so);
 extern void PermKnnReadNullRows(IndexScanDesc scan, PermScanOpaque so);
+extern bool PermKnnNextNullRow(IndexScanDesc scan, PermScanOpaque so,
+							   bool once);
 
 #endif							/* PERMQUERY_H */

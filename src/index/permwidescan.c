@@ -449,25 +449,7 @@ PermWideKnnGettuple(IndexScanDesc scan, PermScanOpaque so)
 	/* a qual is strict: no row whose code is NULL passes one */
 	if (scan->numberOfKeys > 0)
 		return false;
-	if (!so->nulls_read)
-	{
-		PermKnnReadNullRows(scan, so);
-		so->nulls_read = true;
-		so->next = 0;
-	}
-	if (so->next < so->nulls.n)
-	{
-		scan->xs_heaptid = so->nulls.tids[so->next++];
-		scan->xs_recheck = false;
-		if (scan->numberOfOrderBys > 0)
-		{
-			scan->xs_orderbyvals[0] = (Datum) 0;
-			scan->xs_orderbynulls[0] = true;
-			scan->xs_recheckorderby = false;
-		}
-		return true;
-	}
-	return false;
+	return PermKnnNextNullRow(scan, so, false);
 }
 
 /* End what a nearest-neighbour scan holds outside its memory context */

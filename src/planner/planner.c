@@ -111,48 +111,6 @@ within_selectivity(VariableStatData *vardata, bool center_known, uint64 center,
 	return selec;
 }
 
-/* Restriction estimator of <@ (simhash or bigint, simhash_query) */
-Datum
-simhash_within_sel(PG_FUNCTION_ARGS)
-{
-	PlannerInfo *root = (PlannerInfo *) PG_GETARG_POINTER(0);
-	List	   *args = (List *) PG_GETARG_POINTER(2);
-	int			varRelid = PG_GETARG_INT32(3);
-	VariableStatData vardata;
-	Node	   *other;
-	bool		varonleft;
-	Selectivity selec = DEFAULT_WITHIN_SEL;
-
-	if (!get_restriction_variable(root, args, varRelid, &vardata, &other, &varonleft))
-		PG_RETURN_FLOAT8(selec);
-	if (varonleft && IsA(other, Const))
-	{
-		Const	   *c = (Const *) other;
-
-		if (c->constisnull)
-			selec = 0;
-		else
-		{
-			SimhashQuery *q = DatumGetSimhashQuery(c->constvalue);
-
-			selec = within_selectivity(&vardata, true, q->center, q->radius);
-		}
-	}
-	else if (varonleft && IsA(other, FuncExpr) &&
-			 list_length(((FuncExpr *) other)->args) == 2)
-	{
-		/* simhash_within(param, k): the radius may still be known */
-		Node	   *k = estimate_expression_value(root,
-												  lsecond(((FuncExpr *) other)->args));
-
-		if (IsA(k, Const) && !((Const *) k)->constisnull)
-			selec = within_selectivity(&vardata, false, 0,
-									   DatumGetInt32(((Const *) k)->constvalue));
-	}
-	ReleaseVariableStats(vardata);
-	PG_RETURN_FLOAT8(selec);
-}
-
 /* Is expr a bit(n) code (rather than a 64-bit fingerprint)? */
 static bool
 is_code(Node *expr)
@@ -185,48 +143,78 @@ code_within_selectivity(VariableStatData *vardata, int width, int radius)
 	return selec;
 }
 
-/* Restriction estimator of <@ (bit, hamming_query) */
-Datum
-hamming_within_sel(PG_FUNCTION_ARGS)
+/*
+ * Selectivity of  var <@ query  (simhash or bigint <@ simhash_query; with
+ * codes, bit <@ hamming_query): from the query when it is a constant, or
+ * from the radius alone of simhash_within(param, k) / hamming_within(param,
+ * k)
+ */
+static Selectivity
+restriction_within(PlannerInfo *root, List *args, int varRelid, bool codes)
 {
-	PlannerInfo *root = (PlannerInfo *) PG_GETARG_POINTER(0);
-	List	   *args = (List *) PG_GETARG_POINTER(2);
-	int			varRelid = PG_GETARG_INT32(3);
 	VariableStatData vardata;
 	Node	   *other;
 	bool		varonleft;
 	Selectivity selec = DEFAULT_WITHIN_SEL;
 
 	if (!get_restriction_variable(root, args, varRelid, &vardata, &other, &varonleft))
-		PG_RETURN_FLOAT8(selec);
+		return selec;
 	if (varonleft && IsA(other, Const))
 	{
 		Const	   *c = (Const *) other;
 
 		if (c->constisnull)
 			selec = 0;
-		else
+		else if (codes)
 		{
 			HammingQuery *q = DatumGetHammingQuery(c->constvalue);
 
 			selec = code_within_selectivity(&vardata, VARBITLEN(&q->code),
 											q->radius);
 		}
+		else
+		{
+			SimhashQuery *q = DatumGetSimhashQuery(c->constvalue);
+
+			selec = within_selectivity(&vardata, true, q->center, q->radius);
+		}
 	}
 	else if (varonleft && IsA(other, FuncExpr) &&
 			 list_length(((FuncExpr *) other)->args) == 2)
 	{
-		/* hamming_within(param, k): the radius may still be known */
+		/* simhash_within(param, k): the radius may still be known */
 		Node	   *k = estimate_expression_value(root,
 												  lsecond(((FuncExpr *) other)->args));
 
 		if (IsA(k, Const) && !((Const *) k)->constisnull)
-			selec = code_within_selectivity(&vardata,
-											exprTypmod(vardata.var),
-											DatumGetInt32(((Const *) k)->constvalue));
+		{
+			int			radius = DatumGetInt32(((Const *) k)->constvalue);
+
+			selec = codes ?
+				code_within_selectivity(&vardata, exprTypmod(vardata.var), radius) :
+				within_selectivity(&vardata, false, 0, radius);
+		}
 	}
 	ReleaseVariableStats(vardata);
-	PG_RETURN_FLOAT8(selec);
+	return selec;
+}
+
+/* Restriction estimator of <@ (simhash or bigint, simhash_query) */
+Datum
+simhash_within_sel(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_FLOAT8(restriction_within((PlannerInfo *) PG_GETARG_POINTER(0),
+										(List *) PG_GETARG_POINTER(2),
+										PG_GETARG_INT32(3), false));
+}
+
+/* Restriction estimator of <@ (bit, hamming_query) */
+Datum
+hamming_within_sel(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_FLOAT8(restriction_within((PlannerInfo *) PG_GETARG_POINTER(0),
+										(List *) PG_GETARG_POINTER(2),
+										PG_GETARG_INT32(3), true));
 }
 
 /*
