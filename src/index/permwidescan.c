@@ -263,9 +263,14 @@ order_begin(IndexScanDesc scan, PermScanOpaque so)
 	return wo;
 }
 
-/* File a row at its distance, if the quals pass it */
+/*
+ * File a row at its distance, if the quals pass it.  With handed (a
+ * sweep), a row nearer than emit_d, or at emit_d and in handed, was handed
+ * out already and is passed over.
+ */
 static void
-file_row(IndexScanDesc scan, PermWideOrder *wo, ItemPointer tid, VarBit *code)
+file_row(IndexScanDesc scan, PermWideOrder *wo, ItemPointer tid, VarBit *code,
+		 HTAB *handed)
 {
 	int			d = 0;
 	int			q;
@@ -276,6 +281,9 @@ file_row(IndexScanDesc scan, PermWideOrder *wo, ItemPointer tid, VarBit *code)
 			return;
 	if (wo->center)
 		d = simhash_bit_distance(code, wo->center);
+	if (handed && (d < wo->emit_d ||
+				   (d == wo->emit_d && hash_search(handed, tid, HASH_FIND, NULL))))
+		return;
 	if (d <= wo->cap)
 		PermTidListAdd(&wo->found[d], GetMemoryChunkContext(wo), tid);
 }
@@ -305,7 +313,7 @@ file_pending(IndexScanDesc scan, PermWideOrder *wo)
 		wo->read++;
 		old = MemoryContextSwitchTo(wo->tmp);
 		if (PermRowReaderFetchValue(wo->reader, tid, scan->xs_snapshot, &value))
-			file_row(scan, wo, tid, DatumGetVarBitP(value));
+			file_row(scan, wo, tid, DatumGetVarBitP(value), NULL);
 		MemoryContextSwitchTo(old);
 		MemoryContextReset(wo->tmp);
 	}
@@ -318,6 +326,7 @@ typedef struct SweepState
 	IndexScanDesc scan;
 	PermScanOpaque so;
 	PermWideOrder *wo;
+	HTAB	   *handed;			/* the rows at emit_d handed out already */
 } SweepState;
 
 /* Callback of the sweep: file a row not seen before; note a NULL one */
@@ -332,30 +341,46 @@ sweep_row(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 		PermTidListAdd(&ss->so->nulls, ss->so->cxt, tid);
 		return;
 	}
-	if (hash_search(ss->wo->seen, tid, HASH_FIND, NULL) != NULL)
-		return;
 	ss->wo->read++;
-	file_row(ss->scan, ss->wo, tid, DatumGetVarBitP(values[0]));
+	file_row(ss->scan, ss->wo, tid, DatumGetVarBitP(values[0]), ss->handed);
 }
 
 /*
  * Read every row, in heap order, as CREATE INDEX reads them (under the
  * scan's snapshot, a HOT chain by its root TID, a partial index's
  * predicate applied, the expressions run as the table's owner: as the
- * NULL rows are read, which this pass collects too), and file those not
- * seen before
+ * NULL rows are read, which this pass collects too), and file each anew,
+ * but those handed out already: every row nearer than emit_d, and the
+ * first emit_i at emit_d (a set of those few, rather than a look-up of
+ * every row in the rings' set of TIDs seen)
  */
 static void
 sweep(IndexScanDesc scan, PermScanOpaque so, PermWideOrder *wo)
 {
 	SweepState	ss;
+	HASHCTL		ctl;
+	PermTidList *at = &wo->found[wo->emit_d];
+	int64		i;
+	int			d;
 
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(ItemPointerData);
+	ctl.entrysize = sizeof(ItemPointerData);
+	ctl.hcxt = so->cxt;
+	ss.handed = hash_create("simhash_perm wide sweep", Max(16, wo->emit_i), &ctl,
+							HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	for (i = 0; i < wo->emit_i && i < at->n; i++)
+		(void) hash_search(ss.handed, &at->tids[i], HASH_ENTER, NULL);
+	for (d = wo->emit_d; d <= wo->width; d++)
+		wo->found[d].n = 0;
+	wo->emit_i = 0;
 	ss.scan = scan;
 	ss.so = so;
 	ss.wo = wo;
 	so->nulls.n = 0;
 	PermReadRowsAsOwner(scan->heapRelation, scan->indexRelation,
 						scan->xs_snapshot, sweep_row, &ss);
+	hash_destroy(ss.handed);
 	so->nulls_read = true;
 	so->next = 0;
 	wo->swept = true;
