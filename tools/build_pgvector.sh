@@ -23,7 +23,7 @@
 # pgvector-src/ to fetch a newer one.
 #
 # Environment: PG_CONFIG: the PostgreSQL to build for and install into
-# (default Debian's PostgreSQL 15, /usr/lib/postgresql/15/bin/pg_config;
+# (default: the one tools/common.sh takes, Debian's PostgreSQL 15;
 # installing into it needs root).  PGVECTOR_SUITES: the suites to try, in
 # order (default "sid trixie").  SIMHASH_CACHE: where the sources and the
 # builds go, under pgvector-src/ (default /var/cache/simhash as root, which
@@ -31,7 +31,8 @@
 # PostgreSQL.
 set -euo pipefail
 
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+# PG_CONFIG: the caller's, or the project's default (tools/common.sh)
+source "$(dirname "$0")/common.sh"
 if [ "$(id -u)" = 0 ]; then
 	CACHE=${SIMHASH_CACHE:-/var/cache/simhash}
 else
