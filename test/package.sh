@@ -39,8 +39,11 @@ echo "== installing the package"
 dpkg -i $debs >/dev/null
 pkgs=$(for d in $debs; do dpkg-deb -f "$d" Package; done)
 for p in $pkgs; do
-	dpkg -L "$p" | grep -q '/simhash\.so$' || { echo "package: $p has no simhash.so" >&2; exit 1; }
-	dpkg -L "$p" | grep -q '/simhash\.control$' || { echo "package: $p has no simhash.control" >&2; exit 1; }
+	# the whole list read (grep -q would stop early, and pipefail would
+	# count dpkg's SIGPIPE as a failure)
+	files=$(dpkg -L "$p")
+	grep -q '/simhash\.so$' <<<"$files" || { echo "package: $p has no simhash.so" >&2; exit 1; }
+	grep -q '/simhash\.control$' <<<"$files" || { echo "package: $p has no simhash.control" >&2; exit 1; }
 done
 
 echo "== pg_regress and isolation suites on the installed package (pg_buildext installcheck)"
