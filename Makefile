@@ -26,6 +26,7 @@ OBJS = \
 	src/index/permpage.o \
 	src/index/permleaf.o \
 	src/index/permlayout.o \
+	src/index/permtenant.o \
 	src/index/permwide.o \
 	src/index/permdescend.o \
 	src/index/permprobe.o \

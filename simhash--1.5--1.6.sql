@@ -88,3 +88,30 @@ CREATE OPERATOR CLASS simhash_perm_bit_ops
 
 COMMENT ON ACCESS METHOD simhash_perm IS
 	'exact Hamming-radius and nearest-neighbour search: permuted-prefix tables on 64-bit fingerprints, multi-index hashing on bit(n) codes';
+
+--
+-- Leading equality columns: CREATE INDEX ... USING simhash_perm (site_id, fp)
+-- searches and constrains the code within one tenant.  Every column before
+-- the code is compared by = (strategy 4), hashed by its type's default hash
+-- function into the index's keys.  bigint's equality joins the family of
+-- its fingerprint class, so a bigint column serves either as the code (the
+-- last column) or as a tenant.
+--
+CREATE OPERATOR CLASS simhash_perm_int2_ops
+	DEFAULT FOR TYPE pg_catalog.int2 USING simhash_perm AS
+		OPERATOR 4 pg_catalog.= (pg_catalog.int2, pg_catalog.int2);
+
+CREATE OPERATOR CLASS simhash_perm_int4_ops
+	DEFAULT FOR TYPE pg_catalog.int4 USING simhash_perm AS
+		OPERATOR 4 pg_catalog.= (pg_catalog.int4, pg_catalog.int4);
+
+CREATE OPERATOR CLASS simhash_perm_text_ops
+	DEFAULT FOR TYPE pg_catalog.text USING simhash_perm AS
+		OPERATOR 4 pg_catalog.= (pg_catalog.text, pg_catalog.text);
+
+CREATE OPERATOR CLASS simhash_perm_uuid_ops
+	DEFAULT FOR TYPE pg_catalog.uuid USING simhash_perm AS
+		OPERATOR 4 pg_catalog.= (pg_catalog.uuid, pg_catalog.uuid);
+
+ALTER OPERATOR FAMILY simhash_perm_bigint_ops USING simhash_perm ADD
+	OPERATOR 4 pg_catalog.= (pg_catalog.int8, pg_catalog.int8);

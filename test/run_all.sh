@@ -13,7 +13,8 @@
 # (psycopg2) and Node.js (node-postgres), runs every SQL example of
 # README.md and docs/ as it is written there, holds the quality evaluation to the
 # targets a run can check (test/quality/evaluate.py --check, about 2
-# minutes), then runs the TAP tests (make prove_installcheck, one test at a
+# minutes), builds Citus for the distributed test (tools/build_citus.sh,
+# cached), then runs the TAP tests (make prove_installcheck, one test at a
 # time; they start and stop their own clusters), then test/sanitize.sh (the
 # tests and a bounded fuzz run under ASan and UBSan on a private copy of
 # PostgreSQL, about 5 minutes), and stops everything even on failure.  The last line counts the suites; exit status 0 means every
@@ -117,6 +118,17 @@ simhash_cluster_stop
 # code paths of the others at twice the time).  This keeps a run from a
 # fresh machine, building PostgreSQL 18 included, within CI's 40 minutes.
 all_tap=$(echo test/t/*.pl)
+# Citus for 011_citus (tools/build_citus.sh: built once from its release
+# source, cached outside the checkout; without a source at hand it says so
+# and the test skips)
+echo "== Citus for the distributed test (tools/build_citus.sh)"
+rc=0
+bash tools/build_citus.sh || rc=$?
+if [ $rc -eq 2 ]; then
+	echo "== Citus: not available, test/t/011_citus.pl will skip"
+else
+	record "Citus build" $rc
+fi
 run_tap_tests "" "$(echo "$all_tap" | tr ' ' '\n' | grep -v '/005_' | tr '\n' ' ')"
 
 echo "== the Debian package (test/package.sh: pg_buildext, dh --with pgxs)"

@@ -160,7 +160,7 @@ simhash_perm_handler(PG_FUNCTION_ARGS)
 	amroutine->amcanorderbyop = true;
 	amroutine->amcanbackward = false;
 	amroutine->amcanunique = false;
-	amroutine->amcanmulticol = false;
+	amroutine->amcanmulticol = true;	/* leading equality columns */
 	/* ORDER BY fp <-> q needs no qual (rows with a NULL fp are not indexed) */
 	amroutine->amoptionalkey = true;
 	amroutine->amsearcharray = false;

@@ -36,6 +36,8 @@
  *	permleaf.c		the compact leaf format (permleaf.h): encoding, appends,
  *					the search within a leaf
  *	permlayout.c	the bit layout: blocks, tables, permutations, s(r)
+ *	permtenant.c	leading equality columns, (tenant, code): the tenant's
+ *					hash in every key, a row's keys, a scan's tenant
  *	permwide.c		codes wider than 64 bits (bit(n)): substrings, their keys,
  *					probe radii, rings, the cost model that picks the layout
  *	permowner.c		running a table's index expressions as its owner
@@ -71,7 +73,8 @@
 #define PERM_WITHIN_STRATEGY	1	/* fp <@ simhash_within(q, k) */
 #define PERM_DISTANCE_STRATEGY	2	/* ORDER BY fp <-> q */
 #define PERM_NEAR_DUP_STRATEGY	3	/* EXCLUDE (fp WITH ~=): within max_distance */
-#define PERM_NSTRATEGIES		3
+#define PERM_EQUAL_STRATEGY		4	/* tenant = value: a leading column */
+#define PERM_NSTRATEGIES		4
 #define PERM_NPROCS				0
 
 /*
@@ -202,13 +205,21 @@ typedef struct PermMetaGrowth
 #define PERM_MAX_WIDTH			4096
 #define PERM_DEFAULT_WIDE_RADIUS	(-1)	/* width / 8 */
 
+/*
+ * An index with leading equality columns, (tenant, ..., code), keys every
+ * table on the tenant's 32-bit hash above a substring of at most 32 bits
+ * (permtenant.c)
+ */
+#define PERM_MAX_TENANT_COLUMNS	8
+#define PERM_TENANT_SHIFT		32
+
 typedef struct PermMetaCode
 {
 	uint32		magic;			/* PERM_CODE_MAGIC */
 	uint16		width;			/* bits of every code */
 	uint16		radius;			/* design radius */
 	uint16		substrings;		/* m, the number of tables */
-	uint16		reserved;
+	uint16		tenants;		/* leading equality columns (permtenant.c) */
 	uint32		reserved2;
 	uint64		layout_rows;	/* rows the layout was chosen for */
 } PermMetaCode;
@@ -281,6 +292,7 @@ typedef struct PermLayout
 {
 	int			width;			/* 0: 64-bit fingerprints; else bit(width)
 								 * codes in ntables substrings (permwide.c) */
+	int			tenants;		/* leading equality columns (permtenant.c) */
 	int			max_distance;	/* K (for bit(n) codes, the design radius) */
 	int			blocks;			/* B */
 	int			ntables;		/* C(B, K) */
@@ -469,6 +481,9 @@ pg_noreturn extern void PermNearDupOutsideConstraint(void);
 extern bool PermScanIsConstraintCheck(IndexScanDesc scan);
 extern int	PermConstraintRadius(IndexScanDesc scan, PermState *state);
 extern PermRowReader *PermRowReaderBegin(Relation heap, Relation index);
+extern bool PermRowReaderFetchValues(PermRowReader *reader, ItemPointer tid,
+									 Snapshot snapshot, Datum *values,
+									 bool *isnull);
 extern bool PermRowReaderFetchValue(PermRowReader *reader, ItemPointer tid,
 									Snapshot snapshot, Datum *value);
 extern bool PermRowReaderFetch(PermRowReader *reader, ItemPointer tid,
@@ -560,11 +575,16 @@ extern double PermLayoutPageCount(Relation index);
 
 /* permwide.c */
 extern bool PermIndexIsWide(Relation index);
+extern int	PermCodeColumn(Relation index);
+extern int	PermTenantColumns(Relation index);
+extern VarBit *PermCodeBits(Relation index, Datum value);
 extern int	PermWideSubstringBits(int width, int m, int t);
+extern int	PermWideFewestSubstrings(int width, int tenants);
 extern void PermWideLayoutOptions(Relation index, int width, int *radius,
 								  int *substrings);
-extern void PermWideChooseLayout(int width, int radius, int substrings,
-								 double rows, PermLayout *layout);
+extern void PermWideChooseLayout(int width, int tenants, int radius,
+								 int substrings, double rows,
+								 PermLayout *layout);
 extern void PermWideCheckWidth(Relation index, int width, int got);
 extern void PermWideKeys(const PermLayout *layout, const VarBit *code,
 						 uint64 *keys);
@@ -573,6 +593,18 @@ extern double PermWideBall(int bits, int radius);
 extern uint64 *PermWideRing(uint64 center, int bits, int distance, int64 *n);
 extern void PermWideModel(const PermLayout *layout, double rows, int radius,
 						  double *probes, double *candidates);
+
+/* permtenant.c */
+extern void PermCheckTenantColumns(Relation index);
+extern void PermCheckExclusionStrategies(Relation index, const uint16 *strats);
+extern bool PermTenantBits(Relation index, const Datum *values,
+						   const bool *isnull, uint64 *bits);
+extern bool PermRowKeys(Relation index, const PermLayout *layout,
+						const Datum *values, const bool *isnull,
+						uint64 *keys);
+extern bool PermScanTenantBits(IndexScanDesc scan, uint64 *bits, bool *none);
+extern bool PermTenantRowMatches(IndexScanDesc scan, const Datum *values,
+								 const bool *isnull);
 
 /* permlayout.c (SimhashVoter: fingerprint.h) */
 struct SimhashVoter;

@@ -87,34 +87,48 @@ wide_begin(Relation heap, Relation index, PermBuildState *bs, int width)
 		rows = (double) RelationGetNumberOfBlocks(heap) *
 			(BLCKSZ / (width / 8.0 + 32.0));
 	PermWideLayoutOptions(index, width, &radius, &substrings);
-	PermWideChooseLayout(width, radius, substrings, rows, &bs->wide_layout);
+	PermWideChooseLayout(width, PermTenantColumns(index), radius, substrings,
+						 rows, &bs->wide_layout);
 	bs->wide_rows = palloc(bs->wide_layout.ntables * sizeof(RecStore *));
 	for (t = 0; t < bs->wide_layout.ntables; t++)
 		bs->wide_rows[t] = RecStoreBegin(bs->budget / 2 / bs->wide_layout.ntables);
 	bs->wide_ready = true;
 }
 
-/* The declared width of the index's bit(n) column, or -1 */
+/*
+ * The declared width of the index's code column (64 for a fingerprint),
+ * or -1
+ */
 static int
 declared_width(Relation index)
 {
-	return TupleDescAttr(RelationGetDescr(index), 0)->atttypmod;
+	int			code = PermCodeColumn(index);
+
+	if (index->rd_opcintype[code] != BITOID)
+		return 64;
+	return TupleDescAttr(RelationGetDescr(index), code)->atttypmod;
 }
 
-/* Collect one code of an index on bit(n) codes: its key in every table */
+/*
+ * Collect one row of an index laid out by multi-index hashing (bit(n)
+ * codes, leading columns): its key in every table
+ */
 static void
 collect_code(Relation index, PermBuildState *bs, ItemPointer tid,
-			 VarBit *code)
+			 Datum *values, bool *isnull)
 {
 	uint64		keys[PERM_MAX_TABLES];
 	KeyTid		rec;
 	int			t;
 
+	if (isnull[PermCodeColumn(index)])
+		return;
 	if (!bs->wide_ready)
 		wide_begin(bs->heap, index, bs,
-				   declared_width(index) > 0 ? declared_width(index) : VARBITLEN(code));
-	PermWideCheckWidth(index, bs->wide_layout.width, VARBITLEN(code));
-	PermWideKeys(&bs->wide_layout, code, keys);
+				   declared_width(index) > 0 ? declared_width(index) :
+				   VARBITLEN(DatumGetVarBitP(values[PermCodeColumn(index)])));
+	if (!PermRowKeys(index, &bs->wide_layout, values, isnull, keys))
+		return;
 	rec.tid = *tid;
 	for (t = 0; t < bs->wide_layout.ntables; t++)
 	{
@@ -132,13 +146,13 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	PermBuildState *bs = (PermBuildState *) arg;
 	KeyTid		rec;
 
-	if (isnull[0])
-		return;
 	if (bs->wide)
 	{
-		collect_code(index, bs, tid, DatumGetVarBitP(values[0]));
+		collect_code(index, bs, tid, values, isnull);
 		return;
 	}
+	if (isnull[0])
+		return;
 	rec.key = (uint64) DatumGetInt64(values[0]);
 	rec.tid = *tid;
 	RecStoreAdd(bs->rows, &rec);
@@ -259,6 +273,7 @@ write_index(Relation index, ForkNumber fork, PermBuildState *bs)
 		code.width = layout.width;
 		code.radius = layout.max_distance;
 		code.substrings = layout.ntables;
+		code.tenants = layout.tenants;
 		code.layout_rows = bs->n;
 		PermMetaSetCode(metapage, &code);
 	}
@@ -292,6 +307,9 @@ permbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	oldcxt = MemoryContextSwitchTo(bs.cxt);
 	bs.budget = (int64) maintenance_work_mem * 1024;
 	bs.heap = heap;
+	PermCheckTenantColumns(index);
+	if (indexInfo->ii_ExclusionStrats)
+		PermCheckExclusionStrategies(index, indexInfo->ii_ExclusionStrats);
 	bs.wide = PermIndexIsWide(index);
 	if (!bs.wide)
 		bs.rows = RecStoreBegin(bs.budget / 2);

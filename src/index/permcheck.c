@@ -112,7 +112,7 @@ collect_row(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 {
 	HeapRows   *rows = (HeapRows *) arg;
 
-	if (isnull[0])
+	if (isnull[PermCodeColumn(index)])
 		return;
 	if (rows->n == rows->capacity)
 	{
@@ -124,10 +124,10 @@ collect_row(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	}
 	if (rows->codes)
 	{
-		VarBit	   *code = DatumGetVarBitP(values[0]);
-
-		PermWideCheckWidth(rows->index, rows->codes->width, VARBITLEN(code));
-		PermWideKeys(rows->codes, code, &rows->fps[rows->n * rows->per_row]);
+		/* every table's key; a row with a NULL tenant has none */
+		if (!PermRowKeys(rows->index, rows->codes, values, isnull,
+						 &rows->fps[rows->n * rows->per_row]))
+			return;
 	}
 	else
 		rows->fps[rows->n] = (uint64) DatumGetInt64(values[0]);

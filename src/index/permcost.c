@@ -70,6 +70,7 @@
 static int
 clause_radius(PlannerInfo *root, IndexPath *path, int max_distance, bool codes)
 {
+	int			code = path->indexinfo->nkeycolumns - 1;
 	int			radius = -1;
 	ListCell   *lc;
 
@@ -78,6 +79,9 @@ clause_radius(PlannerInfo *root, IndexPath *path, int max_distance, bool codes)
 		IndexClause *iclause = lfirst_node(IndexClause, lc);
 		ListCell   *lc2;
 
+		/* the leading columns' equalities: tenant_rows() */
+		if (iclause->indexcol != code)
+			continue;
 		foreach(lc2, iclause->indexquals)
 		{
 			RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc2);
@@ -86,9 +90,8 @@ clause_radius(PlannerInfo *root, IndexPath *path, int max_distance, bool codes)
 
 			if (!IsA(rinfo->clause, OpExpr))
 				continue;
-			if (!codes &&
-				get_op_opfamily_strategy(((OpExpr *) rinfo->clause)->opno,
-										 path->indexinfo->opfamily[0]) ==
+			if (get_op_opfamily_strategy(((OpExpr *) rinfo->clause)->opno,
+										 path->indexinfo->opfamily[code]) ==
 				PERM_NEAR_DUP_STRATEGY)
 				r = max_distance;
 			else
@@ -143,6 +146,66 @@ order_rows_wanted(PlannerInfo *root, double rows)
  * can answer cheaply (a radius of 100 on 256 bits) makes the scan read
  * whole tables and nearly every row: the sequential scan wins.
  */
+/*
+ * The rows of the tenant a path's equalities on the leading columns name:
+ * the index's rows times their selectivity; -1 when a leading column has
+ * none (the scan reads the whole table: permwidescan.c)
+ */
+static double
+tenant_rows(PlannerInfo *root, IndexPath *path, double rows)
+{
+	IndexOptInfo *index = path->indexinfo;
+	List	   *quals = NIL;
+	int			col;
+
+	for (col = 0; col < index->nkeycolumns - 1; col++)
+	{
+		bool		found = false;
+		ListCell   *lc;
+
+		foreach(lc, path->indexclauses)
+		{
+			IndexClause *iclause = lfirst_node(IndexClause, lc);
+			ListCell   *lc2;
+
+			if (iclause->indexcol != col)
+				continue;
+			foreach(lc2, iclause->indexquals)
+			{
+				RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc2);
+
+				if (IsA(rinfo->clause, OpExpr) &&
+					get_op_opfamily_strategy(((OpExpr *) rinfo->clause)->opno,
+											 index->opfamily[col]) ==
+					PERM_EQUAL_STRATEGY)
+				{
+					quals = lappend(quals, rinfo);
+					found = true;
+				}
+			}
+		}
+		if (!found)
+			return -1;
+	}
+	if (quals == NIL)
+		return rows;
+	return Max(1.0, rows * clauselist_selectivity(root, quals, index->rel->relid,
+												  JOIN_INNER, NULL));
+}
+
+/* Has the path a clause on the code (the last column)? */
+static bool
+has_code_clause(IndexPath *path)
+{
+	ListCell   *lc;
+
+	foreach(lc, path->indexclauses)
+		if (lfirst_node(IndexClause, lc)->indexcol ==
+			path->indexinfo->nkeycolumns - 1)
+			return true;
+	return false;
+}
+
 static void
 code_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 				  const PermLayout *layout, Cost *indexStartupCost,
@@ -156,10 +219,34 @@ code_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 				candidates,
 				probe_cost,
 				sweep_cost;
-	int			radius = clause_radius(root, path, layout->max_distance, true);
+	int			code = index->nkeycolumns - 1;
+	int			radius = clause_radius(root, path, layout->max_distance,
+									   index->opcintype[code] == BITOID);
+	bool		code_clause = has_code_clause(path);
+
+	if (layout->tenants > 0)
+	{
+		double		tenant = tenant_rows(root, path, rows);
+
+		if (tenant < 0)
+		{
+			/*
+			 * No tenant named: the scan reads every row in heap order, and
+			 * the executor then reads each again by its TID
+			 */
+			*indexStartupCost = index->rel->pages * seq_page_cost +
+				rows * (cpu_tuple_cost + 4 * cpu_operator_cost);
+			*indexTotalCost = *indexStartupCost + rows * random_page_cost;
+			*indexSelectivity = 1.0;
+			*indexCorrelation = 0;
+			*indexPages = index->pages;
+			return;
+		}
+		rows = tenant;
+	}
 
 	if (radius < 0)
-		radius = path->indexclauses != NIL || path->indexorderbys != NIL ?
+		radius = code_clause || path->indexorderbys != NIL ?
 			layout->max_distance : layout->width;
 	if (path->indexorderbys != NIL)
 		radius = Min(radius, layout->max_distance);
@@ -175,18 +262,25 @@ code_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	genericcostestimate(root, path, loop_count, &costs);
 	costs.indexStartupCost += probe_cost;
 	costs.indexTotalCost += probe_cost;
-	costs.indexSelectivity = Max(costs.indexSelectivity, candidates / rows);
-	if (path->indexorderbys != NIL || path->indexclauses == NIL)
+	costs.indexSelectivity = Max(costs.indexSelectivity,
+								 candidates / Max(index->tuples, 1.0));
+	if (layout->tenants > 0)
+	{
+		/* a tenant's sweep: its rows, read by their TIDs */
+		sweep_cost = rows * (random_page_cost + cpu_tuple_cost +
+							 4 * cpu_operator_cost);
+	}
+	if (path->indexorderbys != NIL || !code_clause)
 	{
 		/* the scan reads its candidates' rows itself, or sweeps */
 		double		own = candidates * (random_page_cost + cpu_tuple_cost +
 										4 * cpu_operator_cost);
 
-		if (path->indexclauses == NIL && path->indexorderbys == NIL)
+		if (!code_clause && path->indexorderbys == NIL)
 			own = sweep_cost;
 		costs.indexStartupCost = Min(costs.indexTotalCost + own, sweep_cost);
 		costs.indexTotalCost = costs.indexStartupCost;
-		if (path->indexclauses == NIL)
+		if (!code_clause)
 			costs.indexTotalCost += index->rel->pages * seq_page_cost +
 				index->rel->tuples * cpu_tuple_cost;	/* the NULL rows */
 	}

@@ -91,9 +91,12 @@ simhash_near_duplicate(PG_FUNCTION_ARGS)
 bool
 PermScanIsConstraintCheck(IndexScanDesc scan)
 {
+	int			code = PermCodeColumn(scan->indexRelation);
+
 	return scan->xs_snapshot->snapshot_type == SNAPSHOT_DIRTY &&
-		scan->numberOfKeys == 1 && scan->numberOfOrderBys == 0 &&
-		scan->keyData[0].sk_strategy == PERM_NEAR_DUP_STRATEGY;
+		scan->numberOfKeys == code + 1 && scan->numberOfOrderBys == 0 &&
+		scan->keyData[code].sk_attno == code + 1 &&
+		scan->keyData[code].sk_strategy == PERM_NEAR_DUP_STRATEGY;
 }
 
 /*
@@ -116,7 +119,11 @@ PermConstraintRadius(IndexScanDesc scan, PermState *state)
 
 	if (IsMVCCSnapshot(scan->xs_snapshot))
 		PermNearDupOutsideConstraint();
-	PermLayoutOptions(scan->indexRelation, &max_distance, &blocks);
+	if (state->layout.width > 0)
+		PermWideLayoutOptions(scan->indexRelation, state->layout.width,
+							  &max_distance, &blocks);
+	else
+		PermLayoutOptions(scan->indexRelation, &max_distance, &blocks);
 	if (max_distance != state->layout.max_distance)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -160,23 +167,36 @@ bool
 PermRowReaderFetchValue(PermRowReader *reader, ItemPointer tid,
 						Snapshot snapshot, Datum *value)
 {
+	Datum		values[INDEX_MAX_KEYS];
+	bool		isnull[INDEX_MAX_KEYS];
+	int			code = reader->info->ii_NumIndexKeyAttrs - 1;
+
+	if (!PermRowReaderFetchValues(reader, tid, snapshot, values, isnull) ||
+		isnull[code])
+		return false;
+	*value = values[code];
+	return true;
+}
+
+/*
+ * The same for every column of the index: values[] and isnull[] as the
+ * index tuple would hold them (INDEX_MAX_KEYS each); false when no version
+ * of the row is visible
+ */
+bool
+PermRowReaderFetchValues(PermRowReader *reader, ItemPointer tid,
+						 Snapshot snapshot, Datum *values, bool *isnull)
+{
 	ItemPointerData t = *tid;
 	bool		call_again = false;
 	bool		all_dead = false;
-	Datum		values[INDEX_MAX_KEYS];
-	bool		isnull[INDEX_MAX_KEYS];
-	bool		found;
 
 	ResetPerTupleExprContext(reader->estate);
 	ExecClearTuple(reader->slot);
-	found = table_index_fetch_tuple(reader->fetch, &t, snapshot, reader->slot,
-									&call_again, &all_dead);
-	if (!found)
+	if (!table_index_fetch_tuple(reader->fetch, &t, snapshot, reader->slot,
+								 &call_again, &all_dead))
 		return false;
 	FormIndexDatum(reader->info, reader->slot, reader->estate, values, isnull);
-	if (isnull[0])
-		return false;
-	*value = values[0];
 	return true;
 }
 

@@ -616,8 +616,9 @@ insert_row(Relation index, int ntables, const KeyTid *keys)
 }
 
 /*
- * aminsert: NULL fingerprints are not indexed (hamming_near never matches);
- * a bit(n) code of another width than the index's is an error
+ * aminsert: NULL fingerprints are not indexed (hamming_near never matches),
+ * nor rows of a NULL tenant (permtenant.c); a bit(n) code of another width
+ * than the index's is an error
  */
 bool
 perminsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
@@ -629,7 +630,7 @@ perminsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	uint64		fp;
 	int			t;
 
-	if (isnull[0])
+	if (isnull[PermCodeColumn(index)])
 		return false;
 
 	/* a young index may change its layout first (permgrow.c) */
@@ -637,12 +638,14 @@ perminsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	state = PermGetState(index);
 	if (state->layout.width > 0)
 	{
-		/* a bit(n) code: its substrings' keys (permwide.c) */
-		VarBit	   *code = DatumGetVarBitP(values[0]);
+		/*
+		 * a bit(n) code, or a code after leading columns: its substrings'
+		 * keys (permwide.c, permtenant.c); none for a NULL tenant
+		 */
 		uint64		wkeys[PERM_MAX_TABLES];
 
-		PermWideCheckWidth(index, state->layout.width, VARBITLEN(code));
-		PermWideKeys(&state->layout, code, wkeys);
+		if (!PermRowKeys(index, &state->layout, values, isnull, wkeys))
+			return false;
 		for (t = 0; t < state->layout.ntables; t++)
 		{
 			keys[t].key = wkeys[t];

@@ -323,7 +323,7 @@ collect_null(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 {
 	PermScanOpaque so = (PermScanOpaque) state;
 
-	if (isnull[0])
+	if (isnull[PermCodeColumn(index)])
 		PermTidListAdd(&so->nulls, so->cxt, tid);
 }
 
@@ -463,7 +463,7 @@ PermKnnNextNullRow(IndexScanDesc scan, PermScanOpaque so, bool once)
 		if (once && !first_handout(so, tid))
 			continue;
 		scan->xs_heaptid = *tid;
-		scan->xs_recheck = false;
+		scan->xs_recheck = scan->numberOfKeys > 0;	/* a tenant's equality */
 		if (scan->numberOfOrderBys > 0)
 		{
 			scan->xs_orderbyvals[0] = (Datum) 0;

@@ -537,11 +537,12 @@ PermCheckMetaPage(Relation index, Page page)
 		if (code.width < 1 || code.width > PERM_MAX_WIDTH ||
 			code.substrings != meta->ntables || meta->blocks != meta->ntables ||
 			code.substrings > Min(PERM_MAX_TABLES, code.width) ||
-			code.substrings < (code.width + 63) / 64)
+			code.substrings < PermWideFewestSubstrings(code.width, code.tenants) ||
+			code.tenants != PermTenantColumns(index))
 			PermReportCorruption(index, PERM_METAPAGE_BLKNO,
-								 psprintf("Codes of %u bits in %u substrings, %u tables.",
+								 psprintf("Codes of %u bits in %u substrings, %u tables, %u leading columns.",
 										  code.width, code.substrings,
-										  meta->ntables));
+										  meta->ntables, code.tenants));
 		for (t = 0; t < meta->ntables; t++)
 			if (meta->tables[t].prefix_bits !=
 				PermWideSubstringBits(code.width, code.substrings, t))
@@ -551,6 +552,9 @@ PermCheckMetaPage(Relation index, Page page)
 											  PermWideSubstringBits(code.width,
 																	code.substrings, t)));
 	}
+	else if (PermIndexIsWide(index))
+		PermReportCorruption(index, PERM_METAPAGE_BLKNO,
+							 "The index's columns call for a record of its codes, which the metapage lacks.");
 	else if (meta->max_distance > PERM_MAX_MAX_DISTANCE ||
 			 meta->blocks <= meta->max_distance || meta->blocks > PERM_MAX_BLOCKS ||
 			 meta->ntables != PermCountTables(meta->blocks, meta->max_distance))
@@ -790,7 +794,10 @@ PermGetState(Relation index)
 	state->nblocks = RelationGetNumberOfBlocks(index);
 	state->has_growth = PermMetaGetGrowth(page, &state->growth);
 	if (PermMetaGetCode(page, &code))
+	{
 		state->layout.width = code.width;
+		state->layout.tenants = code.tenants;
+	}
 	state->layout.max_distance = meta->max_distance;
 	state->layout.blocks = meta->blocks;
 	state->layout.ntables = meta->ntables;

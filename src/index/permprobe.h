@@ -132,7 +132,7 @@ extern void PermSearchCenter(Relation index, uint64 center, int radius,
 
 /* permwidescan.c */
 extern void PermWideSearch(IndexScanDesc scan, PermMatchCallback callback,
-						   void *arg);
+						   void *arg, PermPinList *pins);
 extern bool PermWideKnnGettuple(IndexScanDesc scan, PermScanOpaque so);
 extern void PermWideEndScan(PermScanOpaque so);
 

@@ -182,6 +182,13 @@ search_pairs(Relation heap, Relation index, int radius, PairSearchReason reason)
 void
 PermCheckRebuiltConstraint(Relation heap, Relation index)
 {
+	/*
+	 * An index with leading columns: its radius can only have been
+	 * lowered since the rows were checked (check_radius_change refuses a
+	 * larger one), which they keep
+	 */
+	if (PermIndexIsWide(index))
+		return;
 	search_pairs(heap, index, PermGetState(index)->layout.max_distance,
 				 PAIR_SEARCH_REBUILD);
 }
@@ -239,8 +246,19 @@ check_radius_change(Oid relid)
 		index_close(index, NoLock);
 		return;
 	}
-	PermLayoutOptions(index, &max_distance, &blocks);
+	if (PermIndexIsWide(index))
+		PermWideLayoutOptions(index, PermGetState(index)->layout.width,
+							  &max_distance, &blocks);
+	else
+		PermLayoutOptions(index, &max_distance, &blocks);
 	built = PermGetState(index)->layout.max_distance;
+	if (max_distance > built && PermIndexIsWide(index))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot raise max_distance of index \"%s\" of an exclusion constraint with leading columns",
+						RelationGetRelationName(index)),
+				 errdetail("Its rows are not searched for pairs within the new radius."),
+				 errhint("Drop the constraint and add it again with the new radius: adding it checks every row.")));
 	if (max_distance > built)
 	{
 		/*

@@ -35,6 +35,7 @@
 
 #include "index/perm.h"
 #include "index/permprobe.h"
+#include "type/hamming_query.h"
 #include "type/simhash.h"
 
 /* ambeginscan */
@@ -87,6 +88,41 @@ collect_tid(void *arg, ItemPointer tid, uint64 key, int distance)
 	PermTidListAdd(&so->matches, so->cxt, tid);
 }
 
+/* Start reading matches' rows, in the scan's own context */
+static void
+begin_row_reader(IndexScanDesc scan, PermScanOpaque so)
+{
+	MemoryContext old = MemoryContextSwitchTo(GetMemoryChunkContext(so));
+
+	so->rows = PermRowReaderBegin(scan->heapRelation, scan->indexRelation);
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * constraint_row_matches for an index laid out by multi-index hashing
+ * (permwide.c): the row's leading values equal the new row's, and its code
+ * lies within the radius
+ */
+static bool
+wide_constraint_row_matches(IndexScanDesc scan, PermScanOpaque so,
+							PermState *state)
+{
+	Relation	index = scan->indexRelation;
+	int			code = PermCodeColumn(index);
+	Datum		values[INDEX_MAX_KEYS];
+	bool		isnull[INDEX_MAX_KEYS];
+
+	if (so->rows == NULL)
+		begin_row_reader(scan, so);
+	if (!PermRowReaderFetchValues(so->rows, &scan->xs_heaptid,
+								  scan->xs_snapshot, values, isnull) ||
+		isnull[code] || !PermTenantRowMatches(scan, values, isnull))
+		return false;
+	return simhash_bit_distance(PermCodeBits(index, values[code]),
+								PermCodeBits(index, scan->keyData[code].sk_argument)) <=
+		PermConstraintRadius(scan, state);
+}
+
 /*
  * Does the row of a constraint check's match lie within the constraint's
  * radius of the new row's value?  Read under the check's (dirty) snapshot,
@@ -109,6 +145,8 @@ constraint_row_matches(IndexScanDesc scan, PermScanOpaque so)
 
 	if (scan->heapRelation == NULL)
 		return true;			/* not reached: the executor passes the table */
+	if (state->layout.width > 0)
+		return wide_constraint_row_matches(scan, so, state);
 	if (state->last_valid && state->last_fp == center &&
 		ItemPointerEquals(&state->last_tid, &scan->xs_heaptid) &&
 		state->last_xid == GetCurrentTransactionIdIfAny() &&
@@ -116,12 +154,7 @@ constraint_row_matches(IndexScanDesc scan, PermScanOpaque so)
 		state->last_cid == GetCurrentCommandId(false))
 		return true;
 	if (so->rows == NULL)
-	{
-		MemoryContext old = MemoryContextSwitchTo(GetMemoryChunkContext(so));
-
-		so->rows = PermRowReaderBegin(scan->heapRelation, scan->indexRelation);
-		MemoryContextSwitchTo(old);
-	}
+		begin_row_reader(scan, so);
 	if (!PermRowReaderFetch(so->rows, &scan->xs_heaptid, scan->xs_snapshot, &fp))
 		return false;
 	return simhash_hamming(fp, center) <= PermConstraintRadius(scan, state);
@@ -182,7 +215,8 @@ permgettuple(IndexScanDesc scan, ScanDirection dir)
 		}
 
 		if (PermGetState(scan->indexRelation)->layout.width > 0)
-			PermWideSearch(scan, collect_tid, so);
+			PermWideSearch(scan, collect_tid, so,
+						   so->keep_pins ? &so->pins : NULL);
 		else
 			PermSearch(scan, collect_tid, so, so->keep_pins ? &so->pins : NULL);
 		pgstat_count_index_scan(scan->indexRelation);
@@ -233,7 +267,10 @@ permgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 
 	bs.tbm = tbm;
 	bs.ntids = 0;
-	if (scan->numberOfKeys == 0)
+	if (scan->numberOfKeys == 0 &&
+		PermGetState(scan->indexRelation)->layout.tenants > 0)
+		PermWideSearch(scan, add_to_bitmap, &bs, NULL);	/* reads the table */
+	else if (scan->numberOfKeys == 0)
 	{
 		/* no qual: every row, the NULL ones included */
 		PermScanOpaque so = (PermScanOpaque) scan->opaque;
@@ -255,7 +292,7 @@ permgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 		bs.ntids += so->nulls.n;
 	}
 	else if (PermGetState(scan->indexRelation)->layout.width > 0)
-		PermWideSearch(scan, add_to_bitmap, &bs);
+		PermWideSearch(scan, add_to_bitmap, &bs, NULL);
 	else
 		PermSearch(scan, add_to_bitmap, &bs, NULL);
 	pgstat_count_index_scan(scan->indexRelation);

@@ -62,6 +62,7 @@ permvalidate(Oid opclassoid)
 	CatCList   *proclist;
 	bool		result = true;
 	bool		has_strategy = false;
+	bool		has_equality = false;
 	bool		wide;
 	int			i;
 
@@ -80,14 +81,6 @@ permvalidate(Oid opclassoid)
 
 	/* 64-bit fingerprints, or bit(n) codes (PermIndexIsWide) */
 	wide = (opcintype == BITOID);
-	if (!wide && (get_typlen(opcintype) != sizeof(int64) || !get_typbyval(opcintype)))
-	{
-		ereport(INFO,
-				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-				 errmsg("simhash_perm operator family \"%s\" indexes type %s, which is not a 64-bit fingerprint",
-						opfamilyname, format_type_be(opcintype))));
-		result = false;
-	}
 
 	proclist = SearchSysCacheList1(AMPROCNUM, ObjectIdGetDatum(opfamilyoid));
 	if (proclist->n_members > 0)
@@ -144,6 +137,25 @@ permvalidate(Oid opclassoid)
 			}
 			continue;
 		}
+		if (op->amopstrategy == PERM_EQUAL_STRATEGY)
+		{
+			/* tenant = value: a leading column's equality (permtenant.c) */
+			if (op->amoppurpose != AMOP_SEARCH ||
+				op->amoplefttype != op->amoprighttype ||
+				!check_amop_signature(op->amopopr, BOOLOID, op->amoplefttype,
+									  op->amoprighttype) ||
+				!op_hashjoinable(op->amopopr, op->amoplefttype))
+			{
+				ereport(INFO,
+						(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+						 errmsg("simhash_perm operator family \"%s\" has equality operator %s with wrong signature, purpose or no hash support",
+								opfamilyname, format_operator(op->amopopr))));
+				result = false;
+			}
+			if (op->amoplefttype == opcintype)
+				has_equality = true;
+			continue;
+		}
 		if (op->amopstrategy != PERM_WITHIN_STRATEGY)
 		{
 			ereport(INFO,
@@ -186,7 +198,20 @@ permvalidate(Oid opclassoid)
 	}
 	ReleaseCatCacheList(oprlist);
 
-	if (!has_strategy)
+	/*
+	 * A class of codes (64-bit fingerprints or bit(n)) has a within
+	 * operator; a class of leading columns only an equality
+	 */
+	if (has_strategy && !wide &&
+		(get_typlen(opcintype) != sizeof(int64) || !get_typbyval(opcintype)))
+	{
+		ereport(INFO,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("simhash_perm operator family \"%s\" indexes type %s, which is not a 64-bit fingerprint",
+						opfamilyname, format_type_be(opcintype))));
+		result = false;
+	}
+	if (!has_strategy && !has_equality)
 	{
 		ereport(INFO,
 				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),

@@ -73,11 +73,55 @@
 /* Leaves hold about this many short-keyed entries (for the model) */
 #define WIDE_ENTRIES_PER_LEAF	600.0
 
-/* Is the index on bit(n) codes? (its operator class takes bit) */
+/* The code's column of the index (0-based): the last key column */
+int
+PermCodeColumn(Relation index)
+{
+	return IndexRelationGetNumberOfKeyAttributes(index) - 1;
+}
+
+/*
+ * Leading equality columns of the index (permtenant.c): all key columns
+ * but the last
+ */
+int
+PermTenantColumns(Relation index)
+{
+	return IndexRelationGetNumberOfKeyAttributes(index) - 1;
+}
+
+/*
+ * Is the index laid out by multi-index hashing?  An index on bit(n) codes
+ * is, and one with leading equality columns, whatever its code
+ * (permtenant.c).
+ */
 bool
 PermIndexIsWide(Relation index)
 {
-	return index->rd_opcintype[0] == BITOID;
+	return index->rd_opcintype[PermCodeColumn(index)] == BITOID ||
+		PermTenantColumns(index) > 0;
+}
+
+/*
+ * A code as a bit string: a bit(n) value as it is, a 64-bit fingerprint
+ * as bit(64), its most significant bit first (so Hamming distances agree)
+ */
+VarBit *
+PermCodeBits(Relation index, Datum value)
+{
+	VarBit	   *bits;
+	uint64		fp;
+	int			i;
+
+	if (index->rd_opcintype[PermCodeColumn(index)] == BITOID)
+		return DatumGetVarBitP(value);
+	fp = DatumGetUInt64(value);
+	bits = palloc(VARBITTOTALLEN(64));
+	SET_VARSIZE(bits, VARBITTOTALLEN(64));
+	VARBITLEN(bits) = 64;
+	for (i = 0; i < 8; i++)
+		VARBITS(bits)[i] = (bits8) (fp >> (56 - 8 * i));
+	return bits;
 }
 
 /* Bits of substring t of a width-bit code cut into m */
@@ -87,11 +131,14 @@ PermWideSubstringBits(int width, int m, int t)
 	return (width - t + m - 1) / m;
 }
 
-/* The fewest and the most substrings a width-bit code may be cut into */
-static int
-fewest_substrings(int width)
+/*
+ * The fewest and the most substrings a width-bit code may be cut into: a
+ * key holds 64 bits, of which a tenant's hash takes the upper 32
+ */
+int
+PermWideFewestSubstrings(int width, int tenants)
 {
-	return (width + 63) / 64;
+	return tenants > 0 ? (width + 31) / 32 : (width + 63) / 64;
 }
 
 static int
@@ -110,6 +157,22 @@ PermWideLayoutOptions(Relation index, int width, int *radius, int *substrings)
 	PermOptions *opts = (PermOptions *) index->rd_options;
 	int			r = opts ? opts->radius : PERM_DEFAULT_WIDE_RADIUS;
 	int			m = opts ? opts->substrings : 0;
+	int			tenants = PermTenantColumns(index);
+
+	/*
+	 * A 64-bit fingerprint after leading columns: its design radius is
+	 * max_distance, as in a one-column index (the radius of its exclusion
+	 * constraint)
+	 */
+	if (index->rd_opcintype[PermCodeColumn(index)] != BITOID)
+	{
+		if (opts && (opts->radius != PERM_DEFAULT_WIDE_RADIUS || opts->blocks != 0))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("radius and blocks do not apply to an index on (tenant, fingerprint)"),
+					 errhint("Its design radius is max_distance; substrings sets how its fingerprints are cut.")));
+		r = opts ? opts->max_distance : PERM_DEFAULT_MAX_DISTANCE;
+	}
 
 	if (width < 1 || width > PERM_MAX_WIDTH)
 		ereport(ERROR,
@@ -123,12 +186,14 @@ PermWideLayoutOptions(Relation index, int width, int *radius, int *substrings)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("radius = %d is more than the codes' width, %d bits",
 						r, width)));
-	if (m != 0 && (m < fewest_substrings(width) || m > most_substrings(width)))
+	if (m != 0 && (m < PermWideFewestSubstrings(width, tenants) ||
+				   m > most_substrings(width)))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("substrings = %d does not suit %d-bit codes", m, width),
-				 errdetail("Each substring is a key of at most 64 bits: %d-bit codes take %d to %d substrings.",
-						   width, fewest_substrings(width),
+				 errdetail("Each substring is a key of at most %d bits: %d-bit codes take %d to %d substrings.",
+						   tenants > 0 ? 32 : 64, width,
+						   PermWideFewestSubstrings(width, tenants),
 						   most_substrings(width))));
 	*radius = r;
 	*substrings = m;
@@ -136,13 +201,14 @@ PermWideLayoutOptions(Relation index, int width, int *radius, int *substrings)
 
 /* The layout of m substrings (every permutation the identity) */
 static void
-fill_layout(int width, int radius, int m, PermLayout *layout)
+fill_layout(int width, int tenants, int radius, int m, PermLayout *layout)
 {
 	int			t,
 				i;
 
 	memset(layout, 0, sizeof(PermLayout));
 	layout->width = width;
+	layout->tenants = tenants;
 	layout->max_distance = radius;
 	layout->blocks = m;
 	layout->ntables = m;
@@ -160,15 +226,15 @@ fill_layout(int width, int radius, int m, PermLayout *layout)
  * least WIDE_MIN_LAYOUT_ROWS).
  */
 void
-PermWideChooseLayout(int width, int radius, int substrings, double rows,
-					 PermLayout *layout)
+PermWideChooseLayout(int width, int tenants, int radius, int substrings,
+					 double rows, PermLayout *layout)
 {
 	double		plan_rows = Max(rows, WIDE_MIN_LAYOUT_ROWS);
 	int			best = substrings;
 	double		best_cost = -1;
 	int			m;
 
-	for (m = fewest_substrings(width);
+	for (m = PermWideFewestSubstrings(width, tenants);
 		 substrings == 0 && m <= most_substrings(width); m++)
 	{
 		PermLayout	trial;
@@ -176,7 +242,7 @@ PermWideChooseLayout(int width, int radius, int substrings, double rows,
 					candidates,
 					cost;
 
-		fill_layout(width, radius, m, &trial);
+		fill_layout(width, tenants, radius, m, &trial);
 		PermWideModel(&trial, plan_rows, radius, &probes, &candidates);
 		cost = m * WIDE_COST_TABLE + probes * WIDE_COST_PROBE +
 			candidates * WIDE_COST_CANDIDATE;
@@ -186,7 +252,7 @@ PermWideChooseLayout(int width, int radius, int substrings, double rows,
 			best = m;
 		}
 	}
-	fill_layout(width, radius, best, layout);
+	fill_layout(width, tenants, radius, best, layout);
 }
 
 /* A code of another width than the index's is an error naming both */

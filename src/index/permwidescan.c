@@ -57,6 +57,7 @@
 #include "index/perm.h"
 #include "index/permprobe.h"
 #include "type/hamming_query.h"
+#include "type/simhash_query.h"
 
 /*
  * The rings may cost at most this share of a sweep before the scan sweeps.
@@ -69,6 +70,13 @@
 #define WIDE_KEY_WORK		4.0
 #define WIDE_ROW_WORK		6.0
 
+/* A qual on the code: rows within radius of code */
+typedef struct WideQual
+{
+	VarBit	   *code;
+	int			radius;
+} WideQual;
+
 /* The state of a nearest-neighbour scan of bit(n) codes */
 typedef struct PermWideOrder
 {
@@ -80,7 +88,10 @@ typedef struct PermWideOrder
 	int			bound;			/* every row nearer than this was found */
 	int			cap;			/* no row farther than this passes the quals */
 	int			nquals;
-	HammingQuery **quals;
+	WideQual   *quals;
+	uint64		tenant;			/* the tenant's bits of every key */
+	bool		tenant_known;	/* false: a leading column has no equality
+								 * (the scan sweeps the table at once) */
 	HTAB	   *seen;			/* TIDs found so far */
 	PermTidList *found;			/* [width + 1]: rows at each distance */
 	PermTidList pending;		/* TIDs of the last read, not yet looked at */
@@ -122,21 +133,40 @@ table_leaves(Relation index, int m)
 }
 
 /*
+ * Every entry of table t within radius of key in its substring, read from
+ * the tenant's whole key range (the whole table when there are no leading
+ * columns: tenant is then 0)
+ */
+static void
+probe_tenant(Relation index, int t, uint64 tenant, uint64 key, int radius,
+			 PermMatchCallback callback, void *arg, PermPinList *pins)
+{
+	const PermLayout *layout = &PermGetState(index)->layout;
+	uint64		hi = layout->tenants > 0 ?
+		tenant | (PG_UINT64_MAX >> PERM_TENANT_SHIFT) : PG_UINT64_MAX;
+
+	PermProbeRange(index, t, tenant, hi, key | tenant, radius, callback, arg,
+				   pins);
+}
+
+/*
  * Probe table t for every key within radius of key: as key ranges, or the
- * table read whole when its ball has more keys than the table has leaves
+ * table (the tenant's part of it) read whole when its ball has more keys
+ * than the table has leaves
  */
 static void
 probe_ball(Relation index, int t, int bits, uint64 key, int radius,
-		   double leaves, PermMatchCallback callback, void *arg)
+		   uint64 tenant, double leaves, PermMatchCallback callback,
+		   void *arg, PermPinList *pins)
 {
 	uint64	   *ranges;
 	int64		n = 0;
+	int64		i;
 	int			d;
 
 	if (PermWideBall(bits, radius) > 2 * leaves)
 	{
-		PermProbeRange(index, t, 0, PG_UINT64_MAX, key, radius, callback,
-					   arg, NULL);
+		probe_tenant(index, t, tenant, key, radius, callback, arg, pins);
 		return;
 	}
 	ranges = palloc_extended(Max(1.0, PermWideBall(bits, radius)) * sizeof(uint64),
@@ -152,59 +182,178 @@ probe_ball(Relation index, int t, int bits, uint64 key, int radius,
 	}
 	if (radius > 0)
 		qsort(ranges, n, sizeof(uint64), compare_keys);
-	PermProbeRanges(index, t, ranges, (int) n, 0, key, PERM_MAX_HAMMING,
-					callback, arg, NULL);
+	for (i = 0; i < n; i++)
+		ranges[i] |= tenant;
+	PermProbeRanges(index, t, ranges, (int) n, 0, key | tenant,
+					PERM_MAX_HAMMING, callback, arg, pins);
 	pfree(ranges);
 }
 
-/* A qual's query, its width checked against the index's */
-static HammingQuery *
-qual_query(Relation index, const PermLayout *layout, ScanKey sk)
+/*
+ * The scan's quals on the code, into quals[] (room for numberOfKeys):
+ * code <@ hamming_within(q, r) on bit(n), fp <@ simhash_within(q, r) on a
+ * fingerprint after leading columns, and a constraint's fp ~= v (at the
+ * constraint's radius); each code's width checked against the index's.
+ * Returns their number, or -1 when a NULL makes the scan match nothing.
+ * The leading columns' equality keys are permtenant.c's.
+ */
+static int
+scan_quals(IndexScanDesc scan, const PermLayout *layout, WideQual *quals)
 {
-	HammingQuery *q = DatumGetHammingQuery(sk->sk_argument);
+	Relation	index = scan->indexRelation;
+	bool		bit = index->rd_opcintype[PermCodeColumn(index)] == BITOID;
+	int			n = 0;
+	int			i;
 
-	PermWideCheckWidth(index, layout->width, VARBITLEN(&q->code));
-	return q;
+	for (i = 0; i < scan->numberOfKeys; i++)
+	{
+		ScanKey		sk = &scan->keyData[i];
+
+		/*
+		 * a leading column's equality is permtenant.c's; any other qual
+		 * on a leading column (bigint's class has <@ too) is the
+		 * executor's to recheck
+		 */
+		if (sk->sk_attno != PermCodeColumn(index) + 1)
+			continue;
+		if (sk->sk_flags & SK_ISNULL)
+			return -1;
+		if (sk->sk_strategy == PERM_NEAR_DUP_STRATEGY)
+		{
+			quals[n].code = PermCodeBits(index, sk->sk_argument);
+			quals[n].radius = PermConstraintRadius(scan, PermGetState(index));
+		}
+		else if (bit)
+		{
+			HammingQuery *q = DatumGetHammingQuery(sk->sk_argument);
+
+			quals[n].code = &q->code;
+			quals[n].radius = q->radius;
+		}
+		else
+		{
+			SimhashQuery *q = DatumGetSimhashQuery(sk->sk_argument);
+
+			quals[n].code = PermCodeBits(index, UInt64GetDatum(q->center));
+			quals[n].radius = q->radius;
+		}
+		PermWideCheckWidth(index, layout->width, VARBITLEN(quals[n].code));
+		n++;
+	}
+	return n;
+}
+
+/* What a radius scan's sweep hands each row to */
+typedef struct SearchSweep
+{
+	PermMatchCallback callback;
+	void	   *arg;
+	bool		nulls;			/* a scan without keys: NULL codes too */
+} SearchSweep;
+
+/* Callback of a radius scan's sweep: every row with a code is a candidate */
+static void
+search_sweep_row(Relation index, ItemPointer tid, Datum *values, bool *isnull,
+				 bool tupleIsAlive, void *arg)
+{
+	SearchSweep *ss = (SearchSweep *) arg;
+
+	if (ss->nulls || !isnull[PermCodeColumn(index)])
+		ss->callback(ss->arg, tid, 0, 0);
 }
 
 /*
  * The radius scan: every row whose key in some table lies within that
  * table's probe radius of the query, for the qual of smallest radius (the
- * executor rechecks every qual on the row).  A NULL query matches nothing.
+ * executor rechecks every qual on the row), inside the tenant's key range
+ * when the index has leading columns.  Without a qual on the code, every
+ * row of the tenant; without an equality on every leading column, every
+ * row of the table, read in heap order (the planner avoids such a scan).
+ * A NULL query matches nothing.
  */
 void
-PermWideSearch(IndexScanDesc scan, PermMatchCallback callback, void *arg)
+PermWideSearch(IndexScanDesc scan, PermMatchCallback callback, void *arg,
+			   PermPinList *pins)
 {
 	Relation	index = scan->indexRelation;
 	PermState  *state = PermGetState(index);
 	const PermLayout *layout = &state->layout;
-	HammingQuery *query = NULL;
+	WideQual   *quals = palloc(Max(1, scan->numberOfKeys) * sizeof(WideQual));
+	WideQual   *query = NULL;
 	uint64		keys[PERM_MAX_TABLES];
+	uint64		tenant = 0;
 	double		leaves = table_leaves(index, layout->ntables);
+	int			nquals = scan_quals(scan, layout, quals);
 	int			i,
 				t;
 
-	for (i = 0; i < scan->numberOfKeys; i++)
-	{
-		HammingQuery *q;
-
-		if (scan->keyData[i].sk_flags & SK_ISNULL)
-			return;
-		q = qual_query(index, layout, &scan->keyData[i]);
-		if (query == NULL || q->radius < query->radius)
-			query = q;
-	}
-	if (query == NULL)
+	if (nquals < 0)
 		return;
-	PermWideKeys(layout, &query->code, keys);
+	if (layout->tenants > 0)
+	{
+		bool		none;
+
+		if (!PermScanTenantBits(scan, &tenant, &none))
+		{
+			SearchSweep ss;
+
+			ss.callback = callback;
+			ss.arg = arg;
+			ss.nulls = (scan->numberOfKeys == 0);
+			PermReadRowsAsOwner(scan->heapRelation, index, scan->xs_snapshot,
+								search_sweep_row, &ss);
+			return;
+		}
+		if (none)
+			return;
+	}
+	for (i = 0; i < nquals; i++)
+		if (query == NULL || quals[i].radius < query->radius)
+			query = &quals[i];
+	if (query == NULL)
+	{
+		/* only the leading columns' equalities: the tenant's rows */
+		probe_tenant(index, 0, tenant, 0, PERM_MAX_HAMMING, callback, arg, pins);
+		return;
+	}
+	PermWideKeys(layout, query->code, keys);
 	for (t = 0; t < layout->ntables; t++)
 	{
 		int			rho = PermWideProbeRadius(layout->ntables, query->radius, t);
 
 		if (rho >= 0)
 			probe_ball(index, t, layout->prefix_bits[t], keys[t],
-					   Min(rho, layout->prefix_bits[t]), leaves, callback, arg);
+					   Min(rho, layout->prefix_bits[t]), tenant, leaves,
+					   callback, arg, pins);
 	}
+}
+
+/* Callback counting entries */
+static void
+count_entry(void *arg, ItemPointer tid, uint64 key, int distance)
+{
+	(*(double *) arg) += 1;
+}
+
+/*
+ * About how many rows the scan's tenant has: the entries of table 0 in a
+ * 64th of the tenant's key range (the one around the center's key),
+ * times 64; the whole range for a substring of 6 bits or fewer.  A
+ * sample, since the count only decides when to stop reading rings and
+ * read the tenant's rows instead (read_next).
+ */
+static double
+tenant_rows(Relation index, PermWideOrder *wo)
+{
+	int			bits = PermWideSubstringBits(wo->width, wo->m, 0);
+	int			share = Min(6, bits);
+	uint64		low = (UINT64CONST(1) << (bits - share)) - 1;
+	uint64		lo = wo->tenant | (wo->keys[0] & ~low & (PG_UINT64_MAX >> PERM_TENANT_SHIFT));
+	double		n = 0;
+
+	PermProbeRange(index, 0, lo, lo | low, 0, PERM_MAX_HAMMING, count_entry,
+				   &n, NULL);
+	return n * ldexp(1.0, share);
 }
 
 /* Set up a nearest-neighbour scan */
@@ -224,26 +373,35 @@ order_begin(IndexScanDesc scan, PermScanOpaque so)
 	wo->width = layout->width;
 	wo->cap = wo->width;
 	wo->found = palloc0((wo->width + 1) * sizeof(PermTidList));
-	wo->quals = palloc(Max(1, scan->numberOfKeys) * sizeof(HammingQuery *));
-	for (i = 0; i < scan->numberOfKeys; i++)
+	wo->quals = palloc(Max(1, scan->numberOfKeys) * sizeof(WideQual));
+	wo->nquals = scan_quals(scan, layout, wo->quals);
+	if (wo->nquals < 0)
 	{
-		if (scan->keyData[i].sk_flags & SK_ISNULL)
-		{
-			wo->cap = -1;		/* nothing matches a NULL query */
-			continue;
-		}
-		wo->quals[wo->nquals++] = qual_query(index, layout, &scan->keyData[i]);
+		wo->nquals = 0;
+		wo->cap = -1;			/* nothing matches a NULL query */
+	}
+	wo->tenant_known = true;
+	if (layout->tenants > 0)
+	{
+		bool		none;
+
+		wo->tenant_known = PermScanTenantBits(scan, &wo->tenant, &none);
+		if (none)
+			wo->cap = -1;
 	}
 	if (scan->numberOfOrderBys > 0 &&
 		!(scan->orderByData[0].sk_flags & SK_ISNULL))
 	{
-		wo->center = DatumGetVarBitPCopy(scan->orderByData[0].sk_argument);
+		if (index->rd_opcintype[PermCodeColumn(index)] == BITOID)
+			wo->center = DatumGetVarBitPCopy(scan->orderByData[0].sk_argument);
+		else
+			wo->center = PermCodeBits(index, scan->orderByData[0].sk_argument);
 		PermWideCheckWidth(index, wo->width, VARBITLEN(wo->center));
 		PermWideKeys(layout, wo->center, wo->keys);
 		/* a row within r of c lies within r + d(c, center) of center */
 		for (i = 0; i < wo->nquals; i++)
-			wo->cap = Min(wo->cap, wo->quals[i]->radius +
-						  simhash_bit_distance(&wo->quals[i]->code, wo->center));
+			wo->cap = Min(wo->cap, wo->quals[i].radius +
+						  simhash_bit_distance(wo->quals[i].code, wo->center));
 	}
 	for (t = 0; t < wo->m; t++)
 		wo->rho[t] = -1;
@@ -256,6 +414,8 @@ order_begin(IndexScanDesc scan, PermScanOpaque so)
 	wo->leaves = table_leaves(index, wo->m);
 	/* the index's last count, or what its leaves hold at the least */
 	wo->rows = Max(scan->indexRelation->rd_rel->reltuples, 100.0 * wo->leaves);
+	if (layout->tenants > 0 && wo->tenant_known)
+		wo->rows = tenant_rows(index, wo);
 	wo->tmp = AllocSetContextCreate(so->cxt, "simhash_perm wide row",
 									ALLOCSET_SMALL_SIZES);
 	wo->reader = PermRowReaderBegin(scan->heapRelation, index);
@@ -269,15 +429,16 @@ order_begin(IndexScanDesc scan, PermScanOpaque so)
  * out already and is passed over.
  */
 static void
-file_row(IndexScanDesc scan, PermWideOrder *wo, ItemPointer tid, VarBit *code,
+file_row(IndexScanDesc scan, PermWideOrder *wo, ItemPointer tid, Datum value,
 		 HTAB *handed)
 {
+	VarBit	   *code = PermCodeBits(scan->indexRelation, value);
 	int			d = 0;
 	int			q;
 
 	PermWideCheckWidth(scan->indexRelation, wo->width, VARBITLEN(code));
 	for (q = 0; q < wo->nquals; q++)
-		if (simhash_bit_distance(code, &wo->quals[q]->code) > wo->quals[q]->radius)
+		if (simhash_bit_distance(code, wo->quals[q].code) > wo->quals[q].radius)
 			return;
 	if (wo->center)
 		d = simhash_bit_distance(code, wo->center);
@@ -313,7 +474,7 @@ file_pending(IndexScanDesc scan, PermWideOrder *wo)
 		wo->read++;
 		old = MemoryContextSwitchTo(wo->tmp);
 		if (PermRowReaderFetchValue(wo->reader, tid, scan->xs_snapshot, &value))
-			file_row(scan, wo, tid, DatumGetVarBitP(value), NULL);
+			file_row(scan, wo, tid, value, NULL);
 		MemoryContextSwitchTo(old);
 		MemoryContextReset(wo->tmp);
 	}
@@ -336,13 +497,15 @@ sweep_row(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 {
 	SweepState *ss = (SweepState *) arg;
 
-	if (isnull[0])
+	int			code = PermCodeColumn(index);
+
+	if (isnull[code])
 	{
 		PermTidListAdd(&ss->so->nulls, ss->so->cxt, tid);
 		return;
 	}
 	ss->wo->read++;
-	file_row(ss->scan, ss->wo, tid, DatumGetVarBitP(values[0]), ss->handed);
+	file_row(ss->scan, ss->wo, tid, values[code], ss->handed);
 }
 
 /*
@@ -388,6 +551,25 @@ sweep(IndexScanDesc scan, PermScanOpaque so, PermWideOrder *wo)
 }
 
 /*
+ * The sweep of a scan confined to one tenant: every entry of the tenant's
+ * range in table 0 (which holds every row of it), each row not seen yet
+ * read and filed; after that every distance is complete.  The rows of a
+ * NULL code are not in the index: they come after, from their own pass.
+ */
+static void
+read_tenant(IndexScanDesc scan, PermWideOrder *wo)
+{
+	double		before = wo->read;
+
+	probe_tenant(scan->indexRelation, 0, wo->tenant, 0, PERM_MAX_HAMMING,
+				 collect_pending, wo, NULL);
+	file_pending(scan, wo);
+	wo->work += (wo->read - before) * WIDE_ROW_WORK;
+	wo->swept = true;
+	wo->bound = wo->width + 1;
+}
+
+/*
  * Read the next ring (of the table with the fewest read), or sweep when
  * that ring would cost more than a share of reading every row
  */
@@ -402,23 +584,32 @@ read_next(IndexScanDesc scan, PermScanOpaque so, PermWideOrder *wo)
 	int64		n;
 	double		before;
 
+	int64		i;
+
 	for (u = 1; u < wo->m; u++)
 		if (wo->rho[u] < wo->rho[t])
 			t = u;
 	bits = PermWideSubstringBits(wo->width, wo->m, t);
 	ring = PermWideBall(bits, wo->rho[t] + 1) - PermWideBall(bits, wo->rho[t]);
-	if (wo->center == NULL || wo->rho[t] + 1 > bits ||
+	if (wo->center == NULL || wo->rho[t] + 1 > bits || !wo->tenant_known ||
 		wo->work + ring * WIDE_KEY_WORK +
 		wo->rows * ring / ldexp(1.0, bits) * WIDE_ROW_WORK >
 		wo->rows / WIDE_SWEEP_SHARE)
 	{
-		sweep(scan, so, wo);
+		if (PermGetState(scan->indexRelation)->layout.tenants > 0 &&
+			wo->tenant_known)
+			read_tenant(scan, wo);
+		else
+			sweep(scan, so, wo);
 		return;
 	}
 	wo->rho[t]++;
 	keys = PermWideRing(wo->keys[t], bits, wo->rho[t], &n);
-	PermProbeRanges(scan->indexRelation, t, keys, (int) n, 0, wo->keys[t],
-					PERM_MAX_HAMMING, collect_pending, wo, NULL);
+	for (i = 0; i < n; i++)
+		keys[i] |= wo->tenant;
+	PermProbeRanges(scan->indexRelation, t, keys, (int) n, 0,
+					wo->keys[t] | wo->tenant, PERM_MAX_HAMMING,
+					collect_pending, wo, NULL);
 	pfree(keys);
 	before = wo->read;
 	file_pending(scan, wo);
@@ -471,8 +662,11 @@ PermWideKnnGettuple(IndexScanDesc scan, PermScanOpaque so)
 		read_next(scan, so, wo);
 	}
 
-	/* a qual is strict: no row whose code is NULL passes one */
-	if (scan->numberOfKeys > 0)
+	/*
+	 * a qual on the code is strict: no row whose code is NULL passes one
+	 * (the leading columns' equalities are the executor's to recheck)
+	 */
+	if (wo->nquals > 0 || wo->cap < 0)
 		return false;
 	return PermKnnNextNullRow(scan, so, false);
 }

@@ -283,6 +283,9 @@ index_condition(SupportRequestIndexCondition *req)
 		return NIL;
 	if (req->index->relam != get_index_am_oid("simhash_perm", true))
 		return NIL;
+	/* the code is the last column; those before it take equalities only */
+	if (req->indexcol != req->index->nkeycolumns - 1)
+		return NIL;
 
 	indexed = list_nth(clause->args, req->indexarg);
 	other = list_nth(clause->args, 1 - req->indexarg);

@@ -1,0 +1,211 @@
+--
+-- simhash_perm with leading equality columns, (tenant, ..., code): every
+-- answer within a tenant through the index equals a sequential scan's, for
+-- radius queries and nearest neighbours, on skewed tenants, skewed and
+-- identical fingerprints, NULL tenants and codes, several leading columns,
+-- text, uuid and bit(n); the per-tenant exclusion constraint; the errors.
+--
+SET client_min_messages = warning;
+SELECT setseed(0.33);
+
+-- The ids of tenant t's rows within r of q: through the index or by a
+-- sequential scan (tbl has columns id, site, fp)
+CREATE FUNCTION tenant_near(tbl regclass, t int, q bigint, r int, by_index bool)
+	RETURNS int[] LANGUAGE plpgsql AS $$
+DECLARE
+	ids int[];
+BEGIN
+	PERFORM set_config('enable_seqscan', (NOT by_index)::text, true);
+	PERFORM set_config('enable_indexscan', by_index::text, true);
+	PERFORM set_config('enable_bitmapscan', by_index::text, true);
+	EXECUTE format('SELECT array_agg(id ORDER BY id) FROM %s WHERE site = $1 AND hamming_near(fp, $2, $3)', tbl)
+		INTO ids USING t, q, r;
+	RETURN ids;
+END $$;
+
+-- The distances of tenant t's n nearest rows (ties may come in any order)
+CREATE FUNCTION tenant_knn(tbl regclass, t int, q bigint, n int, by_index bool, qual int DEFAULT NULL)
+	RETURNS int[] LANGUAGE plpgsql AS $$
+DECLARE
+	d int[];
+BEGIN
+	PERFORM set_config('enable_seqscan', (NOT by_index)::text, true);
+	PERFORM set_config('enable_indexscan', by_index::text, true);
+	PERFORM set_config('enable_bitmapscan', 'false', true);
+	PERFORM set_config('enable_sort', (NOT by_index)::text, true);
+	EXECUTE format('SELECT array_agg(dist) FROM (SELECT fp <-> $2::simhash64 AS dist FROM %s
+					 WHERE site = $1 AND ($4 IS NULL OR hamming_near(fp, $2, $4))
+					 ORDER BY fp <-> $2::simhash64 LIMIT $3) s', tbl)
+		INTO d USING t, q, n, qual;
+	RETURN d;
+END $$;
+
+-- 1. 20,000 fingerprints in 40 tenants of skewed sizes (tenant 0 holds
+--    about a third), near-copies planted within a tenant and across
+--    tenants, 300 copies of one fingerprint in tenant 5 and 200 of it
+--    elsewhere, a run of fingerprints sharing their top 24 bits, and NULLs
+CREATE TABLE docs (id int, site int, fp bigint);
+INSERT INTO docs SELECT g, floor(40 * power(random(), 2.5))::int,
+	   (hashint8(g)::bigint << 32) | (hashint8(-g)::bigint & 4294967295)
+  FROM generate_series(1, 20000) g;
+INSERT INTO docs SELECT 100000 + id, site, fp # (1::bigint << (id % 64)) # (1::bigint << ((id * 7) % 64))
+  FROM docs WHERE id <= 500;
+INSERT INTO docs SELECT 200000 + id, (site + 1) % 40, fp # (1::bigint << (id % 64))
+  FROM docs WHERE id <= 500;
+INSERT INTO docs SELECT 300000 + g, CASE WHEN g <= 300 THEN 5 ELSE g % 40 END, 1234567
+  FROM generate_series(1, 500) g;
+INSERT INTO docs SELECT 400000 + g, 9, (x'ABCDEF0000000000'::bigint) | (hashint8(g)::bigint & 16777215)
+  FROM generate_series(1, 1000) g;
+INSERT INTO docs VALUES (-1, NULL, 77), (-2, 3, NULL), (-3, NULL, NULL);
+CREATE INDEX docs_site ON docs USING simhash_perm (site, fp);
+ANALYZE docs;
+
+-- one table per substring of at most 32 bits, every indexed row in each
+-- (rows with a NULL tenant or fingerprint are not indexed)
+SELECT count(*) AS tables, min(prefix_bits), max(prefix_bits), sum(prefix_bits) AS bits,
+	   min(entries) = max(entries) AND min(entries) =
+		 (SELECT count(*) FROM docs WHERE site IS NOT NULL AND fp IS NOT NULL) AS every_row
+  FROM simhash_perm_info('docs_site');
+
+-- the planner takes the index for a tenant's near-duplicates and nearest
+-- neighbours, and a sequential scan when no tenant is named
+EXPLAIN (costs off)
+SELECT id FROM docs WHERE site = 7 AND hamming_near(fp, 1234567, 3);
+EXPLAIN (costs off)
+SELECT id FROM docs WHERE site = 7 ORDER BY fp <-> 1234567::bigint::simhash64 LIMIT 5;
+EXPLAIN (costs off)
+SELECT id FROM docs WHERE hamming_near(fp, 1234567, 3);
+
+-- exact within each tenant at every radius: queries from the planted
+-- originals, the identical run, the skewed run, and fingerprints of
+-- other tenants; the number of queries whose index answer differs
+SELECT r, count(*) AS queries,
+	   sum(coalesce(cardinality(tenant_near('docs', s, q, r, false)), 0)) AS matches,
+	   count(*) FILTER (WHERE tenant_near('docs', s, q, r, true) IS DISTINCT FROM
+								 tenant_near('docs', s, q, r, false)) AS mismatches
+  FROM (SELECT site AS s, fp AS q FROM docs
+		 WHERE id IN (3, 17, 250, 100017, 200031, 300001, 300400, 400007, 19999)
+		UNION ALL SELECT t, 1234567 FROM generate_series(0, 39, 13) t
+		UNION ALL SELECT 9, x'ABCDEF0000000000'::bigint) qs,
+	   unnest(ARRAY[0, 1, 2, 3, 4, 5, 6, 8, 12, 20, 32, 64]) r
+ GROUP BY r ORDER BY r;
+
+-- nearest neighbours within a tenant: LIMIT 1 and 10, with and without a
+-- radius, for queries near stored rows and for random ones
+SELECT n, qual, count(*) AS queries,
+	   count(*) FILTER (WHERE tenant_knn('docs', s, q, n, true, qual) IS DISTINCT FROM
+								 tenant_knn('docs', s, q, n, false, qual)) AS mismatches
+  FROM (SELECT site AS s, fp AS q FROM docs WHERE id IN (3, 250, 100017, 300001, 400007)
+		UNION ALL SELECT g % 40, hashint8(g * 13)::bigint << 20 FROM generate_series(1, 8) g) qs,
+	   (VALUES (1, NULL::int), (10, NULL), (10, 6), (400, NULL)) p(n, qual)
+ GROUP BY n, qual ORDER BY n, qual;
+
+-- the rows of a tenant come nearest first, NULL fingerprints last; a
+-- NULL tenant matches nothing
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SELECT id, fp <-> 1234567::bigint::simhash64 AS d FROM docs WHERE site = 3
+ ORDER BY fp <-> 1234567::bigint::simhash64 LIMIT 3 OFFSET (SELECT count(*) - 2 FROM docs WHERE site = 3);
+SELECT count(*) FROM docs WHERE site = NULL AND hamming_near(fp, 77, 3);
+SELECT count(*) FROM docs WHERE site = 5 AND site = 6 AND hamming_near(fp, 1234567, 0);
+-- no tenant named: the scan reads the table, and is still exact
+SELECT count(*), (SELECT count(*) FROM docs WHERE fp = 1234567 OR fp = 77)
+  FROM docs WHERE hamming_near(fp, 1234567, 0) OR hamming_near(fp, 77, 0);
+SELECT count(*) FROM docs WHERE site = 5 AND fp IS NOT NULL;
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+
+-- 2. after deletes and VACUUM, and inserts into the index, still exact;
+--    simhash_perm_check proves every row indexed in every table
+DELETE FROM docs WHERE id % 7 = 0;
+INSERT INTO docs SELECT 500000 + g, g % 3, 1234567 # (1::bigint << (g % 64))
+  FROM generate_series(1, 300) g;
+VACUUM docs;
+SELECT count(*) AS queries,
+	   count(*) FILTER (WHERE tenant_near('docs', s, q, 4, true) IS DISTINCT FROM
+								 tenant_near('docs', s, q, 4, false)) AS mismatches,
+	   count(*) FILTER (WHERE tenant_knn('docs', s, q, 10, true) IS DISTINCT FROM
+								 tenant_knn('docs', s, q, 10, false)) AS knn_mismatches
+  FROM (SELECT t AS s, 1234567::bigint AS q FROM generate_series(0, 5) t
+		UNION ALL SELECT site, fp FROM docs WHERE id IN (3, 250, 100017)) qs;
+SELECT * FROM simhash_perm_check('docs_site', heapallindexed => true);
+
+-- 3. several leading columns of text and uuid, over bit(128) codes, in an
+--    index created empty and filled by inserts
+CREATE TABLE images (org text, team uuid, id int, code bit(128));
+CREATE INDEX images_team ON images USING simhash_perm (org, team, code);
+INSERT INTO images
+SELECT CASE WHEN g % 3 = 0 THEN 'acme' ELSE 'globex' END,
+	   ('00000000-0000-0000-0000-00000000000' || (g % 4))::uuid, g,
+	   ('x' || md5(g::text) || '')::bit(128)
+  FROM generate_series(1, 3000) g;
+INSERT INTO images SELECT org, team, 10000 + id, code # (B'1' || repeat('0', 127))::bit(128)
+  FROM images WHERE id <= 200;
+INSERT INTO images SELECT 'initech', team, 20000 + id, code FROM images WHERE id <= 50;
+ANALYZE images;
+EXPLAIN (costs off)
+SELECT id FROM images WHERE org = 'acme' AND team = '00000000-0000-0000-0000-000000000003'
+   AND hamming_near(code, ('x' || md5('3'))::bit(128), 10);
+CREATE FUNCTION images_near(o text, t uuid, q bit, r int, by_index bool)
+	RETURNS int[] LANGUAGE plpgsql AS $$
+DECLARE
+	ids int[];
+BEGIN
+	PERFORM set_config('enable_seqscan', (NOT by_index)::text, true);
+	PERFORM set_config('enable_indexscan', by_index::text, true);
+	PERFORM set_config('enable_bitmapscan', by_index::text, true);
+	SELECT array_agg(id ORDER BY id) INTO ids FROM images
+	 WHERE org = o AND team = t AND hamming_near(code, q, r);
+	RETURN ids;
+END $$;
+SELECT r, count(*) AS queries,
+	   sum(coalesce(cardinality(images_near(o, t, q, r, false)), 0)) AS matches,
+	   count(*) FILTER (WHERE images_near(o, t, q, r, true) IS DISTINCT FROM
+								 images_near(o, t, q, r, false)) AS mismatches
+  FROM (SELECT org AS o, team AS t, code AS q FROM images WHERE id IN (3, 12, 20003, 10012, 2999)) qs,
+	   unnest(ARRAY[0, 1, 4, 16, 40, 128]) r
+ GROUP BY r ORDER BY r;
+SELECT * FROM simhash_perm_check('images_team', heapallindexed => true);
+
+-- 4. the per-tenant near-duplicate constraint: no two rows of one site
+--    within max_distance; other sites and NULL sites never conflict
+CREATE TABLE posts (id int, site int, fp bigint,
+	EXCLUDE USING simhash_perm (site WITH =, fp WITH ~=) WITH (max_distance = 3));
+INSERT INTO posts VALUES (1, 1, 1000000), (2, 2, 1000000), (3, NULL, 1000000), (4, NULL, 1000000);
+INSERT INTO posts VALUES (5, 1, 1000000 # 7);				-- 3 bits from row 1
+INSERT INTO posts VALUES (6, 1, 1000000 # 15);			-- 4 bits: no conflict
+INSERT INTO posts VALUES (7, 2, 1000000 # 1) ON CONFLICT DO NOTHING;
+INSERT INTO posts VALUES (8, 3, 1000000 # 1) ON CONFLICT DO NOTHING;
+SELECT id, site FROM posts ORDER BY id;
+-- within one statement, too
+INSERT INTO posts VALUES (9, 4, 42), (10, 4, 43);
+-- the check compares the whole row: two sites whose hashes collide (they
+-- share one key range of the index) do not conflict, nor see each other's
+-- rows in a query
+SELECT min(g) AS s1, max(g) AS s2 FROM generate_series(1, 300000) g
+ GROUP BY hashint4(g) HAVING count(*) = 2 ORDER BY 1 LIMIT 1 \gset
+INSERT INTO posts VALUES (11, :s1, 555), (12, :s2, 555), (13, :s2, 555 # 4095);
+SELECT id FROM posts WHERE site = :s1 AND hamming_near(fp, 555, 3);
+CREATE INDEX posts_site ON posts USING simhash_perm (site, fp);
+SET enable_seqscan = off;
+SELECT id FROM posts WHERE site = :s1 AND hamming_near(fp, 555, 3);
+SELECT id FROM posts WHERE site = :s2 ORDER BY fp <-> 555::bigint::simhash64;
+RESET enable_seqscan;
+DROP INDEX posts_site;
+-- ALTER cannot raise the radius of such an index (it would not search)
+ALTER INDEX posts_site_fp_excl SET (max_distance = 5);
+
+-- 5. what the index refuses, and why
+CREATE TABLE bad (a int, b int, c int, d int, e int, f int, g int, h int, i int, fp bigint, code bit(64), x float8);
+CREATE INDEX ON bad USING simhash_perm (a, b, c, d, e, f, g, h, i, fp);
+CREATE INDEX ON bad USING simhash_perm (code, fp);
+CREATE INDEX ON bad USING simhash_perm (fp, a);
+CREATE INDEX ON bad USING simhash_perm (x, fp);
+CREATE INDEX ON bad USING simhash_perm (a, fp) WITH (radius = 4);
+CREATE INDEX ON bad USING simhash_perm (a, fp) WITH (substrings = 1);
+ALTER TABLE bad ADD EXCLUDE USING simhash_perm (a WITH =, fp WITH =);
+ALTER TABLE bad ADD EXCLUDE USING simhash_perm (fp WITH =, fp WITH ~=);
+SELECT amvalidate(oid) FROM pg_opclass WHERE opcmethod = (SELECT oid FROM pg_am WHERE amname = 'simhash_perm') ORDER BY opcname;
+
+DROP TABLE docs, images, posts, bad;
+DROP FUNCTION tenant_near, tenant_knn, images_near;
