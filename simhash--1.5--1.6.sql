@@ -115,3 +115,30 @@ CREATE OPERATOR CLASS simhash_perm_uuid_ops
 
 ALTER OPERATOR FAMILY simhash_perm_bigint_ops USING simhash_perm ADD
 	OPERATOR 4 pg_catalog.= (pg_catalog.int8, pg_catalog.int8);
+
+--
+-- Pairs and clusters within each tenant: simhash_pairs(..., tenant =>
+-- 'site_id') reads the rows ordered by the tenant and searches each
+-- tenant's rows alone, so no pair joins two tenants (rows of a NULL tenant
+-- pair with none).
+--
+CREATE FUNCTION simhash_pairs(source pg_catalog.regclass,
+							  key_column pg_catalog.name,
+							  fp_column pg_catalog.name,
+							  k pg_catalog.int4,
+							  tenant pg_catalog.name,
+							  progress pg_catalog.bool DEFAULT false)
+	RETURNS SETOF record
+	AS 'MODULE_PATHNAME', 'simhash_pairs_tenant'
+	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
+
+CREATE FUNCTION simhash_clusters(source pg_catalog.regclass,
+								 key_column pg_catalog.name,
+								 fp_column pg_catalog.name,
+								 k pg_catalog.int4,
+								 tenant pg_catalog.name,
+								 singletons pg_catalog.bool DEFAULT false,
+								 progress pg_catalog.bool DEFAULT false)
+	RETURNS SETOF record
+	AS 'MODULE_PATHNAME', 'simhash_clusters_tenant'
+	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;

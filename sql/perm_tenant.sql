@@ -104,7 +104,7 @@ SELECT n, qual, count(*) AS queries,
 -- NULL tenant matches nothing
 SET enable_seqscan = off;
 SET enable_bitmapscan = off;
-SELECT id, fp <-> 1234567::bigint::simhash64 AS d FROM docs WHERE site = 3
+SELECT fp <-> 1234567::bigint::simhash64 AS d, id < 0 AS null_row FROM docs WHERE site = 3
  ORDER BY fp <-> 1234567::bigint::simhash64 LIMIT 3 OFFSET (SELECT count(*) - 2 FROM docs WHERE site = 3);
 SELECT count(*) FROM docs WHERE site = NULL AND hamming_near(fp, 77, 3);
 SELECT count(*) FROM docs WHERE site = 5 AND site = 6 AND hamming_near(fp, 1234567, 0);
@@ -206,6 +206,45 @@ CREATE INDEX ON bad USING simhash_perm (a, fp) WITH (substrings = 1);
 ALTER TABLE bad ADD EXCLUDE USING simhash_perm (a WITH =, fp WITH =);
 ALTER TABLE bad ADD EXCLUDE USING simhash_perm (fp WITH =, fp WITH ~=);
 SELECT amvalidate(oid) FROM pg_opclass WHERE opcmethod = (SELECT oid FROM pg_am WHERE amname = 'simhash_perm') ORDER BY opcname;
+
+-- 6. pairs and clusters within each tenant: simhash_pairs(..., tenant =>)
+--    finds exactly the pairs of a self-join on equal tenants, and none
+--    across tenants (docs holds near-copies across tenants and 500 copies
+--    of one fingerprint over all 40); clusters never span two tenants
+CREATE TEMP TABLE self_pairs AS
+SELECT a.id AS a, b.id AS b, a.fp <-> b.fp::simhash64 AS distance
+  FROM docs a JOIN docs b ON a.site = b.site AND a.id < b.id AND hamming_near(a.fp, b.fp, 3);
+CREATE TEMP TABLE tenant_pairs AS
+SELECT least(a, b) AS a, greatest(a, b) AS b, distance
+  FROM simhash_pairs('docs', 'id', 'fp', 3, tenant => 'site') AS p(a int, b int, distance int);
+SELECT (SELECT count(*) FROM self_pairs) AS self_join,
+	   (SELECT count(*) FROM tenant_pairs) AS tenant_pairs,
+	   (SELECT count(*) FROM (SELECT * FROM self_pairs EXCEPT SELECT * FROM tenant_pairs) s) AS missing,
+	   (SELECT count(*) FROM (SELECT * FROM tenant_pairs EXCEPT SELECT * FROM self_pairs) s) AS extra,
+	   (SELECT count(*) FROM simhash_pairs('docs', 'id', 'fp', 3) AS p(a int, b int, distance int)) AS all_tenants;
+CREATE TEMP TABLE tenant_clusters AS
+SELECT * FROM simhash_clusters('docs', 'id', 'fp', 3, tenant => 'site') AS c(id int, cluster int);
+SELECT count(*) AS clustered,
+	   (SELECT count(DISTINCT x) FROM self_pairs, LATERAL (VALUES (a), (b)) v(x)) AS rows_in_pairs,
+	   count(DISTINCT cluster) AS clusters,
+	   (SELECT count(*) FROM (SELECT c.cluster FROM tenant_clusters c JOIN docs d USING (id)
+							   GROUP BY c.cluster HAVING count(DISTINCT d.site) > 1) s) AS spanning_tenants,
+	   (SELECT count(*) FROM self_pairs p JOIN tenant_clusters x ON x.id = p.a
+			JOIN tenant_clusters y ON y.id = p.b WHERE x.cluster <> y.cluster) AS pairs_split
+  FROM tenant_clusters;
+-- text tenants and a text key (read back from the spool), and clusters
+-- with singletons: every row with a tenant and a fingerprint, once
+CREATE TEMP TABLE tdocs AS
+SELECT 'doc-' || id AS id, CASE WHEN site % 2 = 0 THEN 'even ' || site ELSE 'odd ' || site END AS tenant, fp
+  FROM docs;
+SELECT count(*) AS text_pairs,
+	   (SELECT count(*) FROM self_pairs) AS self_join
+  FROM simhash_pairs('tdocs', 'id', 'fp', 3, tenant => 'tenant') AS p(a text, b text, distance int);
+SELECT count(*) AS rows_listed, count(DISTINCT id) AS distinct_rows,
+	   (SELECT count(*) FROM tdocs WHERE tenant IS NOT NULL AND fp IS NOT NULL) AS rows_with_both
+  FROM simhash_clusters('tdocs', 'id', 'fp', 3, tenant => 'tenant', singletons => true) AS c(id text, cluster text);
+SELECT count(*) FROM simhash_pairs('docs', 'id', 'fp', 3, tenant => 'nosuch') AS p(a int, b int, distance int);
+SELECT count(*) FROM simhash_pairs('docs', 'id', 'fp', 3, tenant => 'fp') AS p(a int, b int, distance int);
 
 DROP TABLE docs, images, posts, bad;
 DROP FUNCTION tenant_near, tenant_knn, images_near;

@@ -69,6 +69,8 @@
 #define WIDE_SWEEP_SHARE	8
 #define WIDE_KEY_WORK		4.0
 #define WIDE_ROW_WORK		6.0
+/* an entry of the tenant's sweep from the index alone: found, summed */
+#define WIDE_TENANT_ENTRY_WORK	1.5
 
 /* A qual on the code: rows within radius of code */
 typedef struct WideQual
@@ -92,12 +94,12 @@ typedef struct PermWideOrder
 	uint64		tenant;			/* the tenant's bits of every key */
 	bool		tenant_known;	/* false: a leading column has no equality
 								 * (the scan sweeps the table at once) */
+	bool		tenant_sweep;	/* the sweep reads the tenant's range */
 	HTAB	   *seen;			/* TIDs found so far */
 	PermTidList *found;			/* [width + 1]: rows at each distance */
 	PermTidList pending;		/* TIDs of the last read, not yet looked at */
 	int			emit_d;			/* the distance being handed out */
 	int64		emit_i;			/* of found[emit_d], handed out so far */
-	bool		swept;
 	double		rows;			/* entries of a table, as the pages say */
 	double		leaves;			/* leaves of a table, about */
 	double		read;			/* candidates read so far */
@@ -415,7 +417,10 @@ order_begin(IndexScanDesc scan, PermScanOpaque so)
 	/* the index's last count, or what its leaves hold at the least */
 	wo->rows = Max(scan->indexRelation->rd_rel->reltuples, 100.0 * wo->leaves);
 	if (layout->tenants > 0 && wo->tenant_known)
+	{
 		wo->rows = tenant_rows(index, wo);
+		wo->tenant_sweep = true;
+	}
 	wo->tmp = AllocSetContextCreate(so->cxt, "simhash_perm wide row",
 									ALLOCSET_SMALL_SIZES);
 	wo->reader = PermRowReaderBegin(scan->heapRelation, index);
@@ -546,27 +551,105 @@ sweep(IndexScanDesc scan, PermScanOpaque so, PermWideOrder *wo)
 	hash_destroy(ss.handed);
 	so->nulls_read = true;
 	so->next = 0;
-	wo->swept = true;
 	wo->bound = wo->width + 1;
 }
 
+/* A row of the tenant in the index-only sweep: its distance so far */
+typedef struct TenantRow
+{
+	ItemPointerData tid;		/* hash key */
+	int32		distance;		/* the sum of its substrings' distances */
+	int32		tables;			/* tables that held an entry of it */
+} TenantRow;
+
+/* Callback of the index-only sweep: add an entry's substring distance */
+static void
+add_substring(void *arg, ItemPointer tid, uint64 key, int distance)
+{
+	TenantRow  *row;
+	bool		found;
+
+	row = hash_search((HTAB *) arg, tid, HASH_ENTER, &found);
+	if (!found)
+	{
+		row->distance = 0;
+		row->tables = 0;
+	}
+	row->distance += distance;
+	row->tables++;
+}
+
 /*
- * The sweep of a scan confined to one tenant: every entry of the tenant's
- * range in table 0 (which holds every row of it), each row not seen yet
- * read and filed; after that every distance is complete.  The rows of a
- * NULL code are not in the index: they come after, from their own pass.
+ * The sweep of a scan confined to one tenant.  Without quals, from the
+ * index alone: the substrings partition the code, so a row's distance is
+ * the sum of its substrings' distances over the tenant's range of every
+ * table; a row with an entry missing from some table (an insert cut short
+ * by a crash, until VACUUM) is read instead.  With quals, which need the
+ * whole code, every entry of the tenant's range in table 0 (which holds
+ * every row of it) is read and filed.  The rows seen by the rings before
+ * are filed already; after the sweep every distance is complete.  The rows
+ * of a NULL code are not in the index: they come after, from their own
+ * pass.
  */
 static void
 read_tenant(IndexScanDesc scan, PermWideOrder *wo)
 {
+	Relation	index = scan->indexRelation;
 	double		before = wo->read;
 
-	probe_tenant(scan->indexRelation, 0, wo->tenant, 0, PERM_MAX_HAMMING,
-				 collect_pending, wo, NULL);
+	if (wo->nquals == 0 && wo->center != NULL)
+	{
+		HASHCTL		ctl;
+		HTAB	   *rows;
+		HASH_SEQ_STATUS status;
+		TenantRow  *row;
+		int			t;
+
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(ItemPointerData);
+		ctl.entrysize = sizeof(TenantRow);
+		ctl.hcxt = wo->tmp;
+		rows = hash_create("simhash_perm tenant sweep", Max(64, wo->rows), &ctl,
+						   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		for (t = 0; t < wo->m; t++)
+		{
+			CHECK_FOR_INTERRUPTS();
+			probe_tenant(index, t, wo->tenant, wo->keys[t], PERM_MAX_HAMMING,
+						 add_substring, rows, NULL);
+		}
+		hash_seq_init(&status, rows);
+		while ((row = hash_seq_search(&status)) != NULL)
+		{
+			if (hash_search(wo->seen, &row->tid, HASH_FIND, NULL))
+				continue;		/* filed by the rings */
+			if (row->tables != wo->m)
+				PermTidListAdd(&wo->pending, GetMemoryChunkContext(wo), &row->tid);
+			else if (row->distance <= wo->cap)
+				PermTidListAdd(&wo->found[row->distance],
+							   GetMemoryChunkContext(wo), &row->tid);
+		}
+		hash_destroy(rows);
+		MemoryContextReset(wo->tmp);
+	}
+	else
+		probe_tenant(index, 0, wo->tenant, 0, PERM_MAX_HAMMING,
+					 collect_pending, wo, NULL);
 	file_pending(scan, wo);
 	wo->work += (wo->read - before) * WIDE_ROW_WORK;
-	wo->swept = true;
 	wo->bound = wo->width + 1;
+}
+
+/*
+ * What the rings may cost before the scan sweeps: a share of reading every
+ * row of the table in heap order; within a tenant, what its sweep costs,
+ * each of its entries in every table (WIDE_TENANT_ENTRY_WORK each)
+ */
+static double
+sweep_work(PermWideOrder *wo)
+{
+	if (wo->tenant_sweep)
+		return wo->rows * wo->m * WIDE_TENANT_ENTRY_WORK;
+	return wo->rows / WIDE_SWEEP_SHARE;
 }
 
 /*
@@ -593,11 +676,9 @@ read_next(IndexScanDesc scan, PermScanOpaque so, PermWideOrder *wo)
 	ring = PermWideBall(bits, wo->rho[t] + 1) - PermWideBall(bits, wo->rho[t]);
 	if (wo->center == NULL || wo->rho[t] + 1 > bits || !wo->tenant_known ||
 		wo->work + ring * WIDE_KEY_WORK +
-		wo->rows * ring / ldexp(1.0, bits) * WIDE_ROW_WORK >
-		wo->rows / WIDE_SWEEP_SHARE)
+		wo->rows * ring / ldexp(1.0, bits) * WIDE_ROW_WORK > sweep_work(wo))
 	{
-		if (PermGetState(scan->indexRelation)->layout.tenants > 0 &&
-			wo->tenant_known)
+		if (wo->tenant_sweep)
 			read_tenant(scan, wo);
 		else
 			sweep(scan, so, wo);

@@ -63,6 +63,8 @@ PG_FUNCTION_INFO_V1(simhash_pairs);
 PG_FUNCTION_INFO_V1(simhash_clusters);
 PG_FUNCTION_INFO_V1(simhash_pairs_query);
 PG_FUNCTION_INFO_V1(simhash_clusters_query);
+PG_FUNCTION_INFO_V1(simhash_pairs_tenant);
+PG_FUNCTION_INFO_V1(simhash_clusters_tenant);
 
 /*
  * Checks of the arguments and the table
@@ -147,7 +149,8 @@ start_search(PairsState *ps, int k)
 }
 
 static void
-open_source(PairsState *ps, Oid relid, Name key, Name fp, int k)
+open_source(PairsState *ps, Oid relid, Name key, Name fp, int k,
+			bool checks_only)
 {
 	Oid			fptype;
 	AclResult	aclresult;
@@ -174,6 +177,8 @@ open_source(PairsState *ps, Oid relid, Name key, Name fp, int k)
 				 errmsg("column \"%s\" is of type %s, not simhash64 or bigint",
 						NameStr(*fp), format_type_be(fptype))));
 	start_search(ps, k);
+	if (checks_only)
+		return;
 
 	if (rows_through_executor(ps->src.rel))
 	{
@@ -196,6 +201,28 @@ open_source(PairsState *ps, Oid relid, Name key, Name fp, int k)
 	ps->src.inline_keys = !ps->search.clusters &&
 		(ps->src.keytype == INT8OID || ps->src.keytype == INT4OID || ps->src.keytype == INT2OID);
 	ps->src.slot = table_slot_create(ps->src.rel, NULL);
+}
+
+/*
+ * The rows of a relation, tenant by tenant (the tenant => column forms):
+ * always through the executor, ordered by the tenant (pairsquery.c)
+ */
+static void
+open_tenant_source(PairsState *ps, Oid relid, Name key, Name fp, int k,
+				   Name tenant)
+{
+	AttrNumber	tenantatt;
+
+	open_source(ps, relid, key, fp, k, true);
+	tenantatt = column_of(ps->src.rel, tenant, "tenant");
+	if (tenantatt == ps->src.keyatt || tenantatt == ps->src.fpatt)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the tenant column \"%s\" is also the key or the fingerprint column",
+						NameStr(*tenant))));
+	ps->src.by_tenant = true;
+	pairs_query_open(ps, pairs_tenant_query(ps->src.rel, ps->src.keyatt,
+											 ps->src.fpatt, tenantatt));
 }
 
 /* The rows of the caller's query (the _query functions) */
@@ -424,6 +451,12 @@ search_all(PairsState *ps)
 	ParallelContext *pcxt;
 	int			t;
 
+	if (ps->src.by_tenant)
+	{
+		/* tenant by tenant, each searched as it is read */
+		pairs_search_by_tenant(ps);
+		return;
+	}
 	if (ps->src.via_query)
 	{
 		/* every row through the executor, then the search in one process */
@@ -519,7 +552,7 @@ simhash_pairs(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	ps.search.progress = PG_GETARG_BOOL(4);
 	open_source(&ps, PG_GETARG_OID(0), PG_GETARG_NAME(1), PG_GETARG_NAME(2),
-				PG_GETARG_INT32(3));
+				PG_GETARG_INT32(3), false);
 	find_pairs(&ps, (ReturnSetInfo *) fcinfo->resultinfo);
 	return (Datum) 0;
 }
@@ -649,7 +682,7 @@ simhash_clusters(PG_FUNCTION_ARGS)
 	ps.search.progress = PG_GETARG_BOOL(5);
 	ps.search.clusters = true;
 	open_source(&ps, PG_GETARG_OID(0), PG_GETARG_NAME(1), PG_GETARG_NAME(2),
-				PG_GETARG_INT32(3));
+				PG_GETARG_INT32(3), false);
 	find_clusters(&ps, (ReturnSetInfo *) fcinfo->resultinfo, PG_GETARG_BOOL(4));
 	return (Datum) 0;
 }
@@ -668,5 +701,42 @@ simhash_clusters_query(PG_FUNCTION_ARGS)
 	ps.search.clusters = true;
 	open_query_source(&ps, PG_GETARG_TEXT_PP(0), PG_GETARG_INT32(1));
 	find_clusters(&ps, (ReturnSetInfo *) fcinfo->resultinfo, PG_GETARG_BOOL(2));
+	return (Datum) 0;
+}
+
+/*
+ * simhash_pairs(source regclass, key_column name, fp_column name, k int,
+ *				 tenant name, progress bool) returns setof record (a, b,
+ *				 distance): the pairs whose rows have equal tenants
+ */
+Datum
+simhash_pairs_tenant(PG_FUNCTION_ARGS)
+{
+	PairsState	ps = {0};
+
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	ps.search.progress = PG_GETARG_BOOL(5);
+	open_tenant_source(&ps, PG_GETARG_OID(0), PG_GETARG_NAME(1),
+					   PG_GETARG_NAME(2), PG_GETARG_INT32(3), PG_GETARG_NAME(4));
+	find_pairs(&ps, (ReturnSetInfo *) fcinfo->resultinfo);
+	return (Datum) 0;
+}
+
+/*
+ * simhash_clusters(source regclass, key_column name, fp_column name, k int,
+ *					tenant name, singletons bool, progress bool) returns
+ *					setof record (key, cluster): clusters within each tenant
+ */
+Datum
+simhash_clusters_tenant(PG_FUNCTION_ARGS)
+{
+	PairsState	ps = {0};
+
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	ps.search.progress = PG_GETARG_BOOL(6);
+	ps.search.clusters = true;
+	open_tenant_source(&ps, PG_GETARG_OID(0), PG_GETARG_NAME(1),
+					   PG_GETARG_NAME(2), PG_GETARG_INT32(3), PG_GETARG_NAME(4));
+	find_clusters(&ps, (ReturnSetInfo *) fcinfo->resultinfo, PG_GETARG_BOOL(5));
 	return (Datum) 0;
 }

@@ -142,6 +142,15 @@ typedef struct PairsSource
 	BufFile    *spool;
 	int16		keylen;
 	bool		keybyval;
+
+	/*
+	 * Pairs within each tenant (simhash_pairs(..., tenant => column)): the
+	 * query's third column, by which its rows come ordered; FmgrInfo
+	 * compares two tenants as the ORDER BY did
+	 */
+	bool		by_tenant;
+	Oid			tenantcollation;
+	FmgrInfo	tenantcmp;
 } PairsSource;
 
 /* The search: the layout, the rows, the sort of the table being searched */
@@ -230,6 +239,9 @@ extern PGDLLEXPORT void simhash_pairs_worker(dsm_segment *seg, shm_toc *toc);
 /* pairsquery.c: reading the rows through the executor */
 extern bool pairs_rows_elsewhere(Relation rel);
 extern char *pairs_relation_query(Relation rel, AttrNumber keyatt, AttrNumber fpatt);
+extern char *pairs_tenant_query(Relation rel, AttrNumber keyatt, AttrNumber fpatt,
+								AttrNumber tenantatt);
+extern void pairs_search_by_tenant(PairsState *ps);
 extern void pairs_query_open(PairsState *ps, const char *query);
 extern void pairs_read_rows_query(PairsState *ps);
 extern Datum pairs_query_key(PairsState *ps, ItemPointer pos);

@@ -230,17 +230,43 @@ pairs_rows_elsewhere(Relation rel)
 	return result;
 }
 
+/* "SELECT key, fp[, tenant] FROM relation", every name quoted */
+static char *
+select_columns(Relation rel, AttrNumber keyatt, AttrNumber fpatt,
+			   AttrNumber tenantatt)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+
+	return psprintf("SELECT %s, %s%s%s FROM %s",
+					quote_identifier(NameStr(TupleDescAttr(desc, keyatt - 1)->attname)),
+					quote_identifier(NameStr(TupleDescAttr(desc, fpatt - 1)->attname)),
+					tenantatt ? ", " : "",
+					tenantatt ? quote_identifier(NameStr(TupleDescAttr(desc, tenantatt - 1)->attname)) : "",
+					quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+											   RelationGetRelationName(rel)));
+}
+
 /* "SELECT key, fp FROM relation", every name quoted */
 char *
 pairs_relation_query(Relation rel, AttrNumber keyatt, AttrNumber fpatt)
 {
-	TupleDesc	desc = RelationGetDescr(rel);
+	return select_columns(rel, keyatt, fpatt, 0);
+}
 
-	return psprintf("SELECT %s, %s FROM %s",
-					quote_identifier(NameStr(TupleDescAttr(desc, keyatt - 1)->attname)),
-					quote_identifier(NameStr(TupleDescAttr(desc, fpatt - 1)->attname)),
-					quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
-											   RelationGetRelationName(rel)));
+/*
+ * "SELECT key, fp, tenant FROM relation WHERE tenant IS NOT NULL ORDER BY
+ * tenant": the rows of pairs within each tenant, tenant by tenant (a row
+ * of no tenant pairs with none)
+ */
+char *
+pairs_tenant_query(Relation rel, AttrNumber keyatt, AttrNumber fpatt,
+				   AttrNumber tenantatt)
+{
+	const char *tenant = quote_identifier(NameStr(TupleDescAttr(RelationGetDescr(rel),
+																 tenantatt - 1)->attname));
+
+	return psprintf("%s WHERE %s IS NOT NULL ORDER BY %s",
+					select_columns(rel, keyatt, fpatt, tenantatt), tenant, tenant);
 }
 
 /*
@@ -321,12 +347,25 @@ pairs_query_open(PairsState *ps, const char *query)
 	portal = SPI_cursor_open(NULL, plan, NULL, NULL, true);
 	MemoryContextSwitchTo(cxt);
 	desc = portal->tupDesc;
-	if (desc->natts != 2)
+	if (desc->natts != (ps->src.by_tenant ? 3 : 2))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("the query returns %d columns, not 2: a key and a fingerprint",
 						desc->natts),
 				 errdetail("The query was: %s", query)));
+	if (ps->src.by_tenant)
+	{
+		Form_pg_attribute tenantatt = TupleDescAttr(desc, 2);
+
+		tce = lookup_type_cache(tenantatt->atttypid, TYPECACHE_CMP_PROC_FINFO);
+		if (!OidIsValid(tce->cmp_proc_finfo.fn_oid))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_FUNCTION),
+					 errmsg("tenant column \"%s\" is of type %s, which has no ordering",
+							NameStr(tenantatt->attname), format_type_be(tenantatt->atttypid))));
+		fmgr_info_copy(&ps->src.tenantcmp, &tce->cmp_proc_finfo, cxt);
+		ps->src.tenantcollation = tenantatt->attcollation;
+	}
 	keyatt = TupleDescAttr(desc, 0);
 	fptype = TupleDescAttr(desc, 1)->atttypid;
 	if (fptype != INT8OID && !simhash_is_fingerprint_type(fptype))
@@ -418,4 +457,160 @@ pairs_read_rows_query(PairsState *ps)
 					  "through the executor; more than half of work_mem: kept in a temporary file" :
 					  "through the executor; kept in memory");
 	pairs_choose_layout(ps, &votes, RecStoreCount(ps->search.rows));
+}
+
+/*
+ * Search the rows gathered of one tenant, then forget them: as the whole
+ * table's rows are searched (a layout for their number, every table), or,
+ * for a tenant of at most PAIRS_SMALL_TENANT rows, pair by pair.  A pair
+ * found reads its keys from the spool (pairs_query_key), which moves the
+ * spool's position: it is put back at the end, where the next keys go.
+ */
+#define PAIRS_SMALL_TENANT	64
+
+static void
+search_tenant(PairsState *ps, SimhashVoter *votes)
+{
+	int64		n = RecStoreCount(ps->search.rows);
+	int			fileno;
+	off_t		offset;
+
+	BufFileTell(ps->src.spool, &fileno, &offset);
+	if (n > PAIRS_SMALL_TENANT)
+	{
+		int			t;
+
+		pairs_choose_layout(ps, votes, n);
+		for (t = 0; t < ps->search.layout.ntables; t++)
+			pairs_search_table(ps, t);
+		pairs_search_done(ps);
+		pfree(ps->search.perm);
+		ps->search.perm = NULL;
+	}
+	else if (n > 1)
+	{
+		KeyTid		recs[PAIRS_SMALL_TENANT];
+		KeyTid	   *batch;
+		int			got = 0,
+					nb,
+					i,
+					j;
+
+		RecStoreRewind(ps->search.rows);
+		while ((nb = RecStoreNextBatch(ps->search.rows, &batch)) > 0)
+		{
+			memcpy(recs + got, batch, nb * sizeof(KeyTid));
+			got += nb;
+		}
+		for (i = 0; i < got; i++)
+			for (j = i + 1; j < got; j++)
+			{
+				int			d = simhash_hamming(recs[i].key, recs[j].key);
+
+				if (d > ps->search.k)
+					continue;
+				ps->search.found++;
+				ps->sink.found(ps, &recs[i].tid, &recs[j].tid, d);
+			}
+		ps->search.compared += (int64) got * (got - 1) / 2;
+	}
+	if (BufFileSeek(ps->src.spool, fileno, offset, SEEK_SET) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not write a key of %s to its temporary file", ps->src.name)));
+	RecStoreEnd(ps->search.rows);
+	ps->search.rows = RecStoreBegin(ps->search.work_bytes / 2);
+	SimhashVoterInit(votes);
+}
+
+/*
+ * Pairs within each tenant (simhash_pairs(..., tenant => column)): the
+ * cursor's rows come ordered by tenant (pairs_tenant_query), and each
+ * tenant's rows are searched before the next tenant's are read, so no
+ * pair joins two tenants and no row is compared with another tenant's:
+ * the work is the sum of each tenant's own.  Two tenants are one when
+ * their type's ordering finds them equal, as the ORDER BY did.  Closes the
+ * cursor and SPI, as pairs_read_rows_query does.
+ */
+void
+pairs_search_by_tenant(PairsState *ps)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	MemoryContext tenantcxt = AllocSetContextCreate(cxt, "simhash tenant",
+													ALLOCSET_SMALL_SIZES);
+	SimhashVoter votes;
+	Datum		tenant = (Datum) 0;
+	bool		any = false;
+	int16		typlen;
+	bool		typbyval;
+	int64		rows = 0;
+
+	ps->search.rows = RecStoreBegin(ps->search.work_bytes / 2);
+	ps->src.spool = BufFileCreateTemp(false);
+	SimhashVoterInit(&votes);
+	get_typlenbyval(TupleDescAttr(ps->src.portal->tupDesc, 2)->atttypid,
+					&typlen, &typbyval);
+	for (;;)
+	{
+		SPITupleTable *tt;
+		uint64		i;
+
+		CHECK_FOR_INTERRUPTS();
+		SPI_cursor_fetch(ps->src.portal, true, QUERY_FETCH_ROWS);
+		MemoryContextSwitchTo(cxt);
+		tt = SPI_tuptable;
+		if (SPI_processed == 0)
+			break;
+		for (i = 0; i < SPI_processed; i++)
+		{
+			bool		isnull;
+			bool		keynull;
+			bool		tenantnull;
+			Datum		fp = SPI_getbinval(tt->vals[i], tt->tupdesc, 2, &isnull);
+			Datum		t = SPI_getbinval(tt->vals[i], tt->tupdesc, 3, &tenantnull);
+			Datum		key;
+			KeyTid		rec;
+			uint64		u;
+
+			if (isnull || tenantnull)
+				continue;
+			if (!any || DatumGetInt32(FunctionCall2Coll(&ps->src.tenantcmp,
+														ps->src.tenantcollation,
+														tenant, t)) != 0)
+			{
+				if (any)
+					search_tenant(ps, &votes);
+				MemoryContextReset(tenantcxt);
+				MemoryContextSwitchTo(tenantcxt);
+				tenant = datumCopy(t, typbyval, typlen);
+				MemoryContextSwitchTo(cxt);
+				any = true;
+			}
+			key = SPI_getbinval(tt->vals[i], tt->tupdesc, 1, &keynull);
+			rec.key = (uint64) DatumGetInt64(fp);
+			if (!ps->src.inline_keys || !key_inline(ps, key, keynull, &u))
+				u = spool_key(ps, key, keynull);
+			set_position(&rec.tid, u);
+			RecStoreAdd(ps->search.rows, &rec);
+			SimhashVoterAddBatch(&votes, &rec.key, 1);
+			rows++;
+		}
+		SPI_freetuptable(tt);
+		MemoryContextSwitchTo(cxt);
+	}
+	if (any)
+		search_tenant(ps, &votes);
+	RecStoreEnd(ps->search.rows);
+	ps->search.rows = NULL;
+	SPI_cursor_close(ps->src.portal);
+	MemoryContextSwitchTo(cxt);
+	ps->src.portal = NULL;
+	if (SPI_finish() != SPI_OK_FINISH)
+		elog(ERROR, "SPI_finish failed");
+	MemoryContextSwitchTo(cxt);
+	MemoryContextDelete(tenantcxt);
+	if (ps->search.progress)
+		ereport(NOTICE,
+				(errmsg("simhash: %lld rows read through the executor, searched tenant by tenant",
+						(long long) rows)));
 }
