@@ -47,6 +47,7 @@
 #include <math.h>
 
 #include "access/relscan.h"
+#include "common/hashfn.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "utils/hsearch.h"
@@ -554,13 +555,36 @@ sweep(IndexScanDesc scan, PermScanOpaque so, PermWideOrder *wo)
 	wo->bound = wo->width + 1;
 }
 
-/* A row of the tenant in the index-only sweep: its distance so far */
+/*
+ * A row of the tenant in the index-only sweep: its distance so far.  In a
+ * simplehash table keyed by the TID as an integer: the sweep adds an
+ * entry per row and table, a few hundred thousand for a large tenant.
+ */
 typedef struct TenantRow
 {
-	ItemPointerData tid;		/* hash key */
+	uint64		tid;			/* block << 16 | offset */
 	int32		distance;		/* the sum of its substrings' distances */
-	int32		tables;			/* tables that held an entry of it */
+	int16		tables;			/* tables that held an entry of it */
+	char		status;			/* simplehash's */
 } TenantRow;
+
+#define SH_PREFIX		tenantrows
+#define SH_ELEMENT_TYPE	TenantRow
+#define SH_KEY_TYPE		uint64
+#define SH_KEY			tid
+#define SH_HASH_KEY(tb, key)	hash_combine(murmurhash32((uint32) ((key) >> 32)), murmurhash32((uint32) (key)))
+#define SH_EQUAL(tb, a, b)		((a) == (b))
+#define SH_SCOPE		static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
+static inline uint64
+tid_number(const ItemPointerData *tid)
+{
+	return ((uint64) ItemPointerGetBlockNumberNoCheck(tid) << 16) |
+		ItemPointerGetOffsetNumberNoCheck(tid);
+}
 
 /* Callback of the index-only sweep: add an entry's substring distance */
 static void
@@ -569,7 +593,7 @@ add_substring(void *arg, ItemPointer tid, uint64 key, int distance)
 	TenantRow  *row;
 	bool		found;
 
-	row = hash_search((HTAB *) arg, tid, HASH_ENTER, &found);
+	row = tenantrows_insert((tenantrows_hash *) arg, tid_number(tid), &found);
 	if (!found)
 	{
 		row->distance = 0;
@@ -599,36 +623,37 @@ read_tenant(IndexScanDesc scan, PermWideOrder *wo)
 
 	if (wo->nquals == 0 && wo->center != NULL)
 	{
-		HASHCTL		ctl;
-		HTAB	   *rows;
-		HASH_SEQ_STATUS status;
+		tenantrows_hash *rows;
+		tenantrows_iterator it;
 		TenantRow  *row;
+		bool		any_seen;
 		int			t;
 
-		memset(&ctl, 0, sizeof(ctl));
-		ctl.keysize = sizeof(ItemPointerData);
-		ctl.entrysize = sizeof(TenantRow);
-		ctl.hcxt = wo->tmp;
-		rows = hash_create("simhash_perm tenant sweep", Max(64, wo->rows), &ctl,
-						   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		rows = tenantrows_create(wo->tmp, (uint32) Min(Max(64.0, wo->rows * 1.5), 64.0 * 1024 * 1024),
+								 NULL);
 		for (t = 0; t < wo->m; t++)
 		{
 			CHECK_FOR_INTERRUPTS();
 			probe_tenant(index, t, wo->tenant, wo->keys[t], PERM_MAX_HAMMING,
 						 add_substring, rows, NULL);
 		}
-		hash_seq_init(&status, rows);
-		while ((row = hash_seq_search(&status)) != NULL)
+		any_seen = hash_get_num_entries(wo->seen) > 0;
+		tenantrows_start_iterate(rows, &it);
+		while ((row = tenantrows_iterate(rows, &it)) != NULL)
 		{
-			if (hash_search(wo->seen, &row->tid, HASH_FIND, NULL))
+			ItemPointerData tid;
+
+			ItemPointerSet(&tid, (BlockNumber) (row->tid >> 16),
+						   (OffsetNumber) (row->tid & 0xFFFF));
+			if (any_seen && hash_search(wo->seen, &tid, HASH_FIND, NULL))
 				continue;		/* filed by the rings */
 			if (row->tables != wo->m)
-				PermTidListAdd(&wo->pending, GetMemoryChunkContext(wo), &row->tid);
+				PermTidListAdd(&wo->pending, GetMemoryChunkContext(wo), &tid);
 			else if (row->distance <= wo->cap)
 				PermTidListAdd(&wo->found[row->distance],
-							   GetMemoryChunkContext(wo), &row->tid);
+							   GetMemoryChunkContext(wo), &tid);
 		}
-		hash_destroy(rows);
+		tenantrows_destroy(rows);
 		MemoryContextReset(wo->tmp);
 	}
 	else
