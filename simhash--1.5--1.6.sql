@@ -142,3 +142,22 @@ CREATE FUNCTION simhash_clusters(source pg_catalog.regclass,
 	RETURNS SETOF record
 	AS 'MODULE_PATHNAME', 'simhash_clusters_tenant'
 	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
+
+--
+-- The near-duplicate constraint on bit(n) codes:
+--   EXCLUDE USING simhash_perm (code WITH ~=) WITH (radius = 31)
+-- "within the radius of the constraint's index", as ~= is on fingerprints
+-- within its max_distance (simhash--1.4--1.5.sql); the function is the
+-- same, and raises the error that points to hamming_near() in a query.
+--
+CREATE FUNCTION simhash_near_duplicate(pg_catalog.bit, pg_catalog.bit) RETURNS pg_catalog.bool
+	AS 'MODULE_PATHNAME', 'simhash_near_duplicate'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE OPERATOR ~= (
+	LEFTARG = pg_catalog.bit, RIGHTARG = pg_catalog.bit,
+	FUNCTION = simhash_near_duplicate, COMMUTATOR = OPERATOR(~=),
+	RESTRICT = pg_catalog.contsel, JOIN = pg_catalog.contjoinsel);
+
+ALTER OPERATOR FAMILY simhash_perm_bit_ops USING simhash_perm ADD
+	OPERATOR 3 ~= (pg_catalog.bit, pg_catalog.bit);

@@ -218,7 +218,31 @@ INSERT INTO anywidth VALUES (B'10101');
 SELECT code FROM anywidth;
 \set VERBOSITY terse
 
-DROP TABLE pdq, skew, w64, w100, w1024, t128, empty_codes, fp64, anywidth;
+-- The near-duplicate constraint on bit(n) codes: no two images within the
+-- index's radius (reloption radius), checked on the rows themselves
+CREATE TABLE photos (id int, pdq bit(256),
+	EXCLUDE USING simhash_perm (pdq WITH ~=) WITH (radius = 31));
+INSERT INTO photos SELECT id, code FROM pdq WHERE id <= 2000;
+INSERT INTO photos SELECT 100000 + id, code # wide_mask(256, 31)::bit(256) FROM pdq WHERE id = 7;
+INSERT INTO photos SELECT 100000 + id, code # wide_mask(256, 32)::bit(256) FROM pdq WHERE id = 8;
+INSERT INTO photos SELECT 100000 + id, code # wide_mask(256, 5)::bit(256) FROM pdq WHERE id = 9
+	ON CONFLICT DO NOTHING;
+SELECT count(*), count(*) FILTER (WHERE id > 100000) AS copies FROM photos;
+-- within one statement, and a code of another width
+INSERT INTO photos VALUES (-1, B'1'::bit(256)), (-2, B'11'::bit(256));
+INSERT INTO photos VALUES (-3, B'1010');
+-- ~= in a query points to hamming_near; the radius cannot be raised by ALTER
+SELECT count(*) FROM photos WHERE pdq ~= B'1'::bit(256);
+ALTER INDEX photos_pdq_excl SET (radius = 40);
+ALTER INDEX photos_pdq_excl SET (radius = 20);
+REINDEX INDEX photos_pdq_excl;
+INSERT INTO photos SELECT 200000 + id, code # wide_mask(256, 25)::bit(256) FROM pdq WHERE id = 10;
+SELECT count(*) FROM photos;
+-- a table that holds near-copies refuses the constraint
+CREATE TABLE photos2 AS SELECT * FROM pdq WHERE id IN (1, 100001);
+ALTER TABLE photos2 ADD EXCLUDE USING simhash_perm (code WITH ~=) WITH (radius = 31);
+
+DROP TABLE pdq, skew, w64, w100, w1024, t128, empty_codes, fp64, anywidth, photos, photos2;
 DROP FUNCTION wide_random(int), wide_mask(int, int), wide_near(regclass, bit, int, bool),
 	wide_knn(regclass, bit, int, bool, int), wide_compare(regclass, bit[], int[]),
 	wide_knn_compare(regclass, bit[], int, int);

@@ -477,7 +477,7 @@ typedef struct PermRowReader
 	struct IndexFetchTableData *fetch;
 } PermRowReader;
 
-pg_noreturn extern void PermNearDupOutsideConstraint(void);
+pg_noreturn extern void PermNearDupOutsideConstraint(bool codes);
 extern bool PermScanIsConstraintCheck(IndexScanDesc scan);
 extern int	PermConstraintRadius(IndexScanDesc scan, PermState *state);
 extern PermRowReader *PermRowReaderBegin(Relation heap, Relation index);

@@ -49,6 +49,7 @@
 #include "access/relscan.h"
 #include "access/tableam.h"
 #include "catalog/index.h"
+#include "catalog/pg_type.h"
 #include "executor/executor.h"
 #include "fmgr.h"
 #include "utils/builtins.h"
@@ -61,8 +62,14 @@ PG_FUNCTION_INFO_V1(simhash_near_duplicate);
 
 /* The error of ~= used anywhere but in a constraint's check */
 void
-PermNearDupOutsideConstraint(void)
+PermNearDupOutsideConstraint(bool codes)
 {
+	if (codes)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("operator ~= is evaluated only by a simhash_perm exclusion constraint"),
+				 errdetail("Its radius is the radius of the constraint's index, which only the index knows."),
+				 errhint("To compare codes in a query, use hamming_near(a, b, k) or bit_hamming_distance(a, b).")));
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			 errmsg("operator ~= is evaluated only by a simhash_perm exclusion constraint"),
@@ -71,14 +78,14 @@ PermNearDupOutsideConstraint(void)
 }
 
 /*
- * The function of operator ~= (simhash64 and bigint): only ever called
- * outside a constraint's check, since the check's index scan sets no
- * recheck.
+ * The function of operator ~= (simhash64, bigint and bit): only ever
+ * called outside a constraint's check, since the check's index scan sets
+ * no recheck.
  */
 Datum
 simhash_near_duplicate(PG_FUNCTION_ARGS)
 {
-	PermNearDupOutsideConstraint();
+	PermNearDupOutsideConstraint(get_fn_expr_argtype(fcinfo->flinfo, 0) == BITOID);
 	PG_RETURN_BOOL(false);		/* not reached */
 }
 
@@ -118,7 +125,7 @@ PermConstraintRadius(IndexScanDesc scan, PermState *state)
 				blocks;
 
 	if (IsMVCCSnapshot(scan->xs_snapshot))
-		PermNearDupOutsideConstraint();
+		PermNearDupOutsideConstraint(scan->indexRelation->rd_opcintype[PermCodeColumn(scan->indexRelation)] == BITOID);
 	if (state->layout.width > 0)
 		PermWideLayoutOptions(scan->indexRelation, state->layout.width,
 							  &max_distance, &blocks);

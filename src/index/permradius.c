@@ -183,9 +183,9 @@ void
 PermCheckRebuiltConstraint(Relation heap, Relation index)
 {
 	/*
-	 * An index with leading columns: its radius can only have been
-	 * lowered since the rows were checked (check_radius_change refuses a
-	 * larger one), which they keep
+	 * An index on bit(n) codes or with leading columns: its radius can
+	 * only have been lowered since the rows were checked
+	 * (check_radius_change refuses a larger one), which they keep
 	 */
 	if (PermIndexIsWide(index))
 		return;
@@ -255,8 +255,9 @@ check_radius_change(Oid relid)
 	if (max_distance > built && PermIndexIsWide(index))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot raise max_distance of index \"%s\" of an exclusion constraint with leading columns",
-						RelationGetRelationName(index)),
+				 errmsg("cannot raise the radius of index \"%s\" of an exclusion constraint on %s",
+						RelationGetRelationName(index),
+						PermTenantColumns(index) > 0 ? "leading columns" : "bit(n) codes"),
 				 errdetail("Its rows are not searched for pairs within the new radius."),
 				 errhint("Drop the constraint and add it again with the new radius: adding it checks every row.")));
 	if (max_distance > built)

@@ -126,8 +126,9 @@ permvalidate(Oid opclassoid)
 				op->amoplefttype != op->amoprighttype ||
 				!check_amop_signature(op->amopopr, BOOLOID, op->amoplefttype,
 									  op->amoprighttype) ||
-				get_typlen(op->amoplefttype) != sizeof(int64) ||
-				!get_typbyval(op->amoplefttype))
+				(wide ? op->amoplefttype != BITOID :
+				 (get_typlen(op->amoplefttype) != sizeof(int64) ||
+				  !get_typbyval(op->amoplefttype))))
 			{
 				ereport(INFO,
 						(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),

@@ -18,11 +18,15 @@
 # first:
 #   r3_tenant / r3_alone     WHERE site_id = T AND hamming_near(fp, q, 3)
 #                            against the one-tenant table's hamming_near
+#   knn1_tenant / knn1_alone WHERE site_id = T ORDER BY fp <-> q' LIMIT 1,
+#                            q' one bit from the row (its nearest is 1 away)
+#   match_tenant / match_alone
+#                            the same with hamming_near(fp, q', 3)
 #   knn10_tenant / knn10_alone
-#                            WHERE site_id = T ORDER BY fp <-> q LIMIT 10
-# and, as a floor, the same radius query on the many-tenant table with a
-# one-column index on fp (every tenant's rows are candidates) and
-# without an index.  Exactness: the ids of CHECK queries of each kind
+#                            WHERE site_id = T ORDER BY fp <-> q LIMIT 10:
+#                            far neighbours (14 to 17 bits in a large tenant)
+# and the same radius query on the many-tenant table with a one-column
+# index on fp instead (every tenant's rows are candidates).  Exactness: the ids of CHECK queries of each kind
 # against a sequential scan.  Sizes and build times of both indexes.  No
 # assertion: a report, test/bench/results/tenant_ROWS.txt (docs/reports/
 # keeps the runs quoted).
@@ -129,20 +133,29 @@ run() {	# name tenant query [pgoptions]
 for t in 0 "$mid"; do
 	run "r3_tenant_$t" "$t" "SELECT id FROM docs WHERE site_id = $t AND hamming_near(fp, :fp, 3);"
 	run "r3_alone_$t" "$t" "SELECT id FROM alone_$t WHERE hamming_near(fp, :fp, 3);"
+	# the near-copy question: the nearest row to a new text one bit from a
+	# stored one, and the same within radius 3
+	run "knn1_tenant_$t" "$t" "SELECT id FROM docs WHERE site_id = $t ORDER BY fp <-> ((:fp::bigint # 1))::simhash64 LIMIT 1;"
+	run "knn1_alone_$t" "$t" "SELECT id FROM alone_$t ORDER BY fp <-> ((:fp::bigint # 1))::simhash64 LIMIT 1;"
+	run "match_tenant_$t" "$t" "SELECT id FROM docs WHERE site_id = $t AND hamming_near(fp, :fp::bigint # 1, 3) ORDER BY fp <-> ((:fp::bigint # 1))::simhash64 LIMIT 1;"
+	run "match_alone_$t" "$t" "SELECT id FROM alone_$t WHERE hamming_near(fp, :fp::bigint # 1, 3) ORDER BY fp <-> ((:fp::bigint # 1))::simhash64 LIMIT 1;"
+	# a stored row's ten nearest: far neighbours (14 to 17 bits in a
+	# tenant of a million rows)
 	run "knn10_tenant_$t" "$t" "SELECT id FROM docs WHERE site_id = $t ORDER BY fp <-> (:fp::bigint)::simhash64 LIMIT 10;"
 	run "knn10_alone_$t" "$t" "SELECT id FROM alone_$t ORDER BY fp <-> (:fp::bigint)::simhash64 LIMIT 10;"
 done
 build docs_fp "CREATE INDEX docs_fp ON docs USING simhash_perm (fp)"
-run "r3_fp_index_$mid" "$mid" "SELECT id FROM docs WHERE site_id = $mid AND hamming_near(fp, :fp, 3);" \
-	"-c enable_indexscan=off -c enable_bitmapscan=on"
 q -c "DROP INDEX docs_site_fp"
 run "r3_fp_only_$mid" "$mid" "SELECT id FROM docs WHERE site_id = $mid AND hamming_near(fp, :fp, 3);"
 
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3fx", a / b }'; }
 {
 	echo "ratios (many-tenant index over the one-tenant table's index; goal: close to 1):"
 	for t in 0 "$mid"; do
-		echo "  tenant $t radius 3: $(echo "scale=2; ${tps[r3_tenant_$t]} / ${tps[r3_alone_$t]}" | bc)x" \
-			"  LIMIT 10: $(echo "scale=2; ${tps[knn10_tenant_$t]} / ${tps[knn10_alone_$t]}" | bc)x"
+		echo "  tenant $t: radius 3 $(ratio "${tps[r3_tenant_$t]}" "${tps[r3_alone_$t]}")," \
+			"LIMIT 1 near a row $(ratio "${tps[knn1_tenant_$t]}" "${tps[knn1_alone_$t]}")," \
+			"radius 3 + LIMIT 1 $(ratio "${tps[match_tenant_$t]}" "${tps[match_alone_$t]}")," \
+			"LIMIT 10 of a row $(ratio "${tps[knn10_tenant_$t]}" "${tps[knn10_alone_$t]}")"
 	done
-	echo "  tenant $mid radius 3 through an index on fp alone: $(echo "scale=2; ${tps[r3_fp_only_$mid]} / ${tps[r3_alone_$mid]}" | bc)x the one-tenant table"
+	echo "  tenant $mid radius 3 through an index on fp alone: $(ratio "${tps[r3_fp_only_$mid]}" "${tps[r3_alone_$mid]}") the one-tenant table"
 } | tee -a "$REPORT"
