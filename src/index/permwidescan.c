@@ -72,6 +72,8 @@
 #define WIDE_ROW_WORK		6.0
 /* an entry of the tenant's sweep from the index alone: found, summed */
 #define WIDE_TENANT_ENTRY_WORK	1.5
+/* rings within a tenant may cost this much before its size is sampled */
+#define WIDE_TENANT_FREE_WORK	400.0
 
 /* A qual on the code: rows within radius of code */
 typedef struct WideQual
@@ -419,7 +421,7 @@ order_begin(IndexScanDesc scan, PermScanOpaque so)
 	wo->rows = Max(scan->indexRelation->rd_rel->reltuples, 100.0 * wo->leaves);
 	if (layout->tenants > 0 && wo->tenant_known)
 	{
-		wo->rows = tenant_rows(index, wo);
+		wo->rows = -1;			/* the tenant's: counted when needed */
 		wo->tenant_sweep = true;
 	}
 	wo->tmp = AllocSetContextCreate(so->cxt, "simhash_perm wide row",
@@ -629,7 +631,8 @@ read_tenant(IndexScanDesc scan, PermWideOrder *wo)
 		bool		any_seen;
 		int			t;
 
-		rows = tenantrows_create(wo->tmp, (uint32) Min(Max(64.0, wo->rows * 1.5), 64.0 * 1024 * 1024),
+		rows = tenantrows_create(wo->tmp,
+								 (uint32) Min(Max(64.0, wo->rows * 1.5), 64.0 * 1024 * 1024),
 								 NULL);
 		for (t = 0; t < wo->m; t++)
 		{
@@ -699,9 +702,18 @@ read_next(IndexScanDesc scan, PermScanOpaque so, PermWideOrder *wo)
 			t = u;
 	bits = PermWideSubstringBits(wo->width, wo->m, t);
 	ring = PermWideBall(bits, wo->rho[t] + 1) - PermWideBall(bits, wo->rho[t]);
+
+	/*
+	 * A tenant's size is sampled only once the rings cost more than the
+	 * sample would: a near-copy's first rings need no count
+	 */
+	if (wo->rows < 0 && wo->center != NULL &&
+		wo->work + ring * WIDE_KEY_WORK > WIDE_TENANT_FREE_WORK)
+		wo->rows = tenant_rows(scan->indexRelation, wo);
 	if (wo->center == NULL || wo->rho[t] + 1 > bits || !wo->tenant_known ||
-		wo->work + ring * WIDE_KEY_WORK +
-		wo->rows * ring / ldexp(1.0, bits) * WIDE_ROW_WORK > sweep_work(wo))
+		(wo->rows >= 0 &&
+		 wo->work + ring * WIDE_KEY_WORK +
+		 wo->rows * ring / ldexp(1.0, bits) * WIDE_ROW_WORK > sweep_work(wo)))
 	{
 		if (wo->tenant_sweep)
 			read_tenant(scan, wo);
