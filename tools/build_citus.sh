@@ -70,16 +70,7 @@ build="$CACHE/citus/$version-pg$major"
 
 if [ ! -f "$build/.complete" ]; then
 	deps="make gcc postgresql-server-dev-$major liblz4-dev libzstd-dev libkrb5-dev libselinux1-dev libpam0g-dev"
-	missing=""
-	for p in $deps; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
-	if [ -n "$missing" ]; then
-		if [ "$(id -u)" != 0 ]; then
-			log "missing Debian packages:$missing (run as root to install them)"
-			exit 1
-		fi
-		log "installing$missing"
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
-	fi
+		simhash_need_packages build_citus $deps || exit 1
 	rm -rf "$build"
 	mkdir -p "$build"
 	log "building $(basename "$tarball") for PostgreSQL $major in $build"

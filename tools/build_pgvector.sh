@@ -58,16 +58,7 @@ deps="make gcc"
 	/usr/lib/postgresql/*/bin/pg_config) deps="$deps postgresql-server-dev-$major" ;;
 	*) log "$PG_CONFIG has no PGXS ($("$PG_CONFIG" --pgxs))"; exit 1 ;;
 	esac
-missing=""
-for p in $deps; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
-if [ -n "$missing" ]; then
-	if [ "$(id -u)" != 0 ]; then
-		log "missing Debian packages:$missing (run as root to install them)"
-		exit 1
-	fi
-	log "installing$missing"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
-fi
+simhash_need_packages build_pgvector $deps || exit 1
 
 # the source package, through a private apt configuration (not
 # build_postgres.sh's: its suites are not these): the first of $SUITES

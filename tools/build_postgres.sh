@@ -23,6 +23,9 @@
 # ~/.cache/simhash).
 set -euo pipefail
 
+# simhash_need_packages (not PG_CONFIG: this script builds its own)
+source "$(dirname "$0")/common.sh"
+
 MAJOR=${1:-18}
 if [ "$(id -u)" = 0 ]; then
 	CACHE=${SIMHASH_CACHE:-/var/cache/simhash}
@@ -39,16 +42,7 @@ log() { echo "build_postgres: $*" >&2; }
 
 # what the build needs (as root; otherwise they must be there already)
 deps="bison flex libreadline-dev zlib1g-dev dpkg-dev bzip2 make gcc libipc-run-perl"
-missing=""
-for p in $deps; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
-if [ -n "$missing" ]; then
-	if [ "$(id -u)" != 0 ]; then
-		log "missing Debian packages:$missing (run as root to install them)"
-		exit 1
-	fi
-	log "installing$missing"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
-fi
+simhash_need_packages build_postgres $deps || exit 1
 
 # the source package, through a private apt configuration
 APT="$CACHE/apt"

@@ -4,6 +4,9 @@
 #   simhash_use_pg PG_CONFIG  build for and test on that PostgreSQL
 #   simhash_install_deps [PKG...]  Debian packages the build, tests and demo
 #                            need, and any others given
+#   simhash_need_packages NAME PKG...
+#                            the packages a build script needs (as root:
+#                            installs the missing ones; else names them)
 #   simhash_build_install    build with warnings as errors, install
 #   simhash_cluster_start    throwaway cluster in a temporary directory,
 #                            listening only on a private Unix socket;
@@ -75,6 +78,22 @@ simhash_install_deps() {
 	if [ -n "$missing" ]; then
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
 	fi
+}
+
+# The Debian packages PKG... that a tool (NAME, for its messages) needs:
+# as root, the missing ones are installed; otherwise they are named and
+# the call fails.
+simhash_need_packages() {	# name pkg...
+	local name=$1 missing="" p
+	shift
+	for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+	[ -z "$missing" ] && return 0
+	if [ "$(id -u)" != 0 ]; then
+		echo "$name: missing Debian packages:$missing (run as root to install them)" >&2
+		return 1
+	fi
+	echo "$name: installing$missing" >&2
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
 }
 
 simhash_build_install() {

@@ -391,22 +391,22 @@ pairs_query_open(PairsState *ps, const char *query)
 		 ps->src.keytype == INT2OID);
 }
 
+/* Called by read_cursor for each row with a fingerprint, as a record */
+typedef void (*QueryRowFn) (PairsState *ps, const KeyTid *rec, HeapTuple tuple,
+							TupleDesc desc, void *arg);
+
 /*
- * Read every row of the cursor with a fingerprint into ps->search.rows,
- * keys inline or into the spool, then close the cursor and SPI, and choose
- * the layout as the fast path does.
+ * Read every row of the cursor: each with a fingerprint (and, reading by
+ * tenant, a tenant) becomes a record, its key inline or in the spool, and
+ * goes to fn.  Then close the cursor and SPI.  The caller's memory context
+ * stays current.
  */
-void
-pairs_read_rows_query(PairsState *ps)
+static void
+read_cursor(PairsState *ps, QueryRowFn fn, void *arg)
 {
 	MemoryContext cxt = CurrentMemoryContext;
-	SimhashVoter votes;
-	uint64		batch[1024];
-	int			nbatch = 0;
 
-	ps->search.rows = RecStoreBegin(ps->search.work_bytes / 2);
 	ps->src.spool = BufFileCreateTemp(false);
-	SimhashVoterInit(&votes);
 	for (;;)
 	{
 		SPITupleTable *tt;
@@ -429,34 +429,72 @@ pairs_read_rows_query(PairsState *ps)
 
 			if (isnull)
 				continue;
+			if (ps->src.by_tenant)
+			{
+				(void) SPI_getbinval(tt->vals[i], tt->tupdesc, 3, &isnull);
+				if (isnull)
+					continue;
+			}
 			key = SPI_getbinval(tt->vals[i], tt->tupdesc, 1, &keynull);
 			rec.key = (uint64) DatumGetInt64(fp);
 			if (!ps->src.inline_keys || !key_inline(ps, key, keynull, &u))
 				u = spool_key(ps, key, keynull);
 			set_position(&rec.tid, u);
-			RecStoreAdd(ps->search.rows, &rec);
-			batch[nbatch++] = rec.key;
-			if (nbatch == lengthof(batch))
-			{
-				SimhashVoterAddBatch(&votes, batch, nbatch);
-				nbatch = 0;
-			}
+			fn(ps, &rec, tt->vals[i], tt->tupdesc, arg);
 		}
 		SPI_freetuptable(tt);
 		MemoryContextSwitchTo(cxt);
 	}
-	SimhashVoterAddBatch(&votes, batch, nbatch);
 	SPI_cursor_close(ps->src.portal);
 	MemoryContextSwitchTo(cxt);
 	ps->src.portal = NULL;
 	if (SPI_finish() != SPI_OK_FINISH)
 		elog(ERROR, "SPI_finish failed");
 	MemoryContextSwitchTo(cxt);
+}
 
+/* The rows of the whole read, and their bits' counts */
+typedef struct QueryRows
+{
+	SimhashVoter votes;
+	uint64		batch[1024];
+	int			nbatch;
+} QueryRows;
+
+static void
+add_row(PairsState *ps, const KeyTid *rec, HeapTuple tuple, TupleDesc desc,
+		void *arg)
+{
+	QueryRows  *qr = (QueryRows *) arg;
+
+	RecStoreAdd(ps->search.rows, rec);
+	qr->batch[qr->nbatch++] = rec->key;
+	if (qr->nbatch == lengthof(qr->batch))
+	{
+		SimhashVoterAddBatch(&qr->votes, qr->batch, qr->nbatch);
+		qr->nbatch = 0;
+	}
+}
+
+/*
+ * Read every row of the cursor with a fingerprint into ps->search.rows,
+ * keys inline or into the spool, then close the cursor and SPI, and choose
+ * the layout as the fast path does.
+ */
+void
+pairs_read_rows_query(PairsState *ps)
+{
+	QueryRows	qr;
+
+	ps->search.rows = RecStoreBegin(ps->search.work_bytes / 2);
+	SimhashVoterInit(&qr.votes);
+	qr.nbatch = 0;
+	read_cursor(ps, add_row, &qr);
+	SimhashVoterAddBatch(&qr.votes, qr.batch, qr.nbatch);
 	pairs_report_read(ps, RecStoreSpilled(ps->search.rows) ?
 					  "through the executor; more than half of work_mem: kept in a temporary file" :
 					  "through the executor; kept in memory");
-	pairs_choose_layout(ps, &votes, RecStoreCount(ps->search.rows));
+	pairs_choose_layout(ps, &qr.votes, RecStoreCount(ps->search.rows));
 }
 
 /*
@@ -523,6 +561,46 @@ search_tenant(PairsState *ps, SimhashVoter *votes)
 	SimhashVoterInit(votes);
 }
 
+/* The tenant being gathered, for read_cursor's calls */
+typedef struct TenantGroup
+{
+	MemoryContext cxt;			/* holds the tenant's value */
+	SimhashVoter votes;
+	Datum		tenant;
+	bool		any;
+	int16		typlen;
+	bool		typbyval;
+	int64		rows;
+} TenantGroup;
+
+/* A row of the cursor: a new tenant searches the rows of the last first */
+static void
+add_tenant_row(PairsState *ps, const KeyTid *rec, HeapTuple tuple,
+			   TupleDesc desc, void *arg)
+{
+	TenantGroup *g = (TenantGroup *) arg;
+	bool		isnull;
+	Datum		t = SPI_getbinval(tuple, desc, 3, &isnull);
+
+	if (!g->any || DatumGetInt32(FunctionCall2Coll(&ps->src.tenantcmp,
+												   ps->src.tenantcollation,
+												   g->tenant, t)) != 0)
+	{
+		MemoryContext old;
+
+		if (g->any)
+			search_tenant(ps, &g->votes);
+		MemoryContextReset(g->cxt);
+		old = MemoryContextSwitchTo(g->cxt);
+		g->tenant = datumCopy(t, g->typbyval, g->typlen);
+		MemoryContextSwitchTo(old);
+		g->any = true;
+	}
+	RecStoreAdd(ps->search.rows, rec);
+	SimhashVoterAddBatch(&g->votes, &rec->key, 1);
+	g->rows++;
+}
+
 /*
  * Pairs within each tenant (simhash_pairs(..., tenant => column)): the
  * cursor's rows come ordered by tenant (pairs_tenant_query), and each
@@ -535,82 +613,22 @@ search_tenant(PairsState *ps, SimhashVoter *votes)
 void
 pairs_search_by_tenant(PairsState *ps)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	MemoryContext tenantcxt = AllocSetContextCreate(cxt, "simhash tenant",
-													ALLOCSET_SMALL_SIZES);
-	SimhashVoter votes;
-	Datum		tenant = (Datum) 0;
-	bool		any = false;
-	int16		typlen;
-	bool		typbyval;
-	int64		rows = 0;
+	TenantGroup g = {0};
 
-	ps->search.rows = RecStoreBegin(ps->search.work_bytes / 2);
-	ps->src.spool = BufFileCreateTemp(false);
-	SimhashVoterInit(&votes);
+	g.cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash tenant",
+								  ALLOCSET_SMALL_SIZES);
 	get_typlenbyval(TupleDescAttr(ps->src.portal->tupDesc, 2)->atttypid,
-					&typlen, &typbyval);
-	for (;;)
-	{
-		SPITupleTable *tt;
-		uint64		i;
-
-		CHECK_FOR_INTERRUPTS();
-		SPI_cursor_fetch(ps->src.portal, true, QUERY_FETCH_ROWS);
-		MemoryContextSwitchTo(cxt);
-		tt = SPI_tuptable;
-		if (SPI_processed == 0)
-			break;
-		for (i = 0; i < SPI_processed; i++)
-		{
-			bool		isnull;
-			bool		keynull;
-			bool		tenantnull;
-			Datum		fp = SPI_getbinval(tt->vals[i], tt->tupdesc, 2, &isnull);
-			Datum		t = SPI_getbinval(tt->vals[i], tt->tupdesc, 3, &tenantnull);
-			Datum		key;
-			KeyTid		rec;
-			uint64		u;
-
-			if (isnull || tenantnull)
-				continue;
-			if (!any || DatumGetInt32(FunctionCall2Coll(&ps->src.tenantcmp,
-														ps->src.tenantcollation,
-														tenant, t)) != 0)
-			{
-				if (any)
-					search_tenant(ps, &votes);
-				MemoryContextReset(tenantcxt);
-				MemoryContextSwitchTo(tenantcxt);
-				tenant = datumCopy(t, typbyval, typlen);
-				MemoryContextSwitchTo(cxt);
-				any = true;
-			}
-			key = SPI_getbinval(tt->vals[i], tt->tupdesc, 1, &keynull);
-			rec.key = (uint64) DatumGetInt64(fp);
-			if (!ps->src.inline_keys || !key_inline(ps, key, keynull, &u))
-				u = spool_key(ps, key, keynull);
-			set_position(&rec.tid, u);
-			RecStoreAdd(ps->search.rows, &rec);
-			SimhashVoterAddBatch(&votes, &rec.key, 1);
-			rows++;
-		}
-		SPI_freetuptable(tt);
-		MemoryContextSwitchTo(cxt);
-	}
-	if (any)
-		search_tenant(ps, &votes);
+					&g.typlen, &g.typbyval);
+	SimhashVoterInit(&g.votes);
+	ps->search.rows = RecStoreBegin(ps->search.work_bytes / 2);
+	read_cursor(ps, add_tenant_row, &g);
+	if (g.any)
+		search_tenant(ps, &g.votes);
 	RecStoreEnd(ps->search.rows);
 	ps->search.rows = NULL;
-	SPI_cursor_close(ps->src.portal);
-	MemoryContextSwitchTo(cxt);
-	ps->src.portal = NULL;
-	if (SPI_finish() != SPI_OK_FINISH)
-		elog(ERROR, "SPI_finish failed");
-	MemoryContextSwitchTo(cxt);
-	MemoryContextDelete(tenantcxt);
+	MemoryContextDelete(g.cxt);
 	if (ps->search.progress)
 		ereport(NOTICE,
 				(errmsg("simhash: %lld rows read through the executor, searched tenant by tenant",
-						(long long) rows)));
+						(long long) g.rows)));
 }
