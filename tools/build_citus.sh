@@ -30,11 +30,7 @@
 set -euo pipefail
 
 source "$(dirname "$0")/common.sh"
-if [ "$(id -u)" = 0 ]; then
-	CACHE=${SIMHASH_CACHE:-/var/cache/simhash}
-else
-	CACHE=${SIMHASH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/simhash}
-fi
+CACHE=$(simhash_cache_dir)
 log() { echo "build_citus: $*" >&2; }
 
 major=$("$PG_CONFIG" --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')

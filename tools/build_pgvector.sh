@@ -33,11 +33,7 @@ set -euo pipefail
 
 # PG_CONFIG: the caller's, or the project's default (tools/common.sh)
 source "$(dirname "$0")/common.sh"
-if [ "$(id -u)" = 0 ]; then
-	CACHE=${SIMHASH_CACHE:-/var/cache/simhash}
-else
-	CACHE=${SIMHASH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/simhash}
-fi
+CACHE=$(simhash_cache_dir)
 SRC=$CACHE/pgvector-src
 SUITES=${PGVECTOR_SUITES:-sid trixie}
 

@@ -27,11 +27,7 @@ set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
 MAJOR=${1:-18}
-if [ "$(id -u)" = 0 ]; then
-	CACHE=${SIMHASH_CACHE:-/var/cache/simhash}
-else
-	CACHE=${SIMHASH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/simhash}
-fi
+CACHE=$(simhash_cache_dir)
 PREFIX=$CACHE/pg$MAJOR-cassert
 if [ -x "$PREFIX/bin/pg_config" ] && [ -f "$PREFIX/.complete" ]; then
 	echo "$PREFIX/bin/pg_config"

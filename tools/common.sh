@@ -4,6 +4,7 @@
 #   simhash_use_pg PG_CONFIG  build for and test on that PostgreSQL
 #   simhash_install_deps [PKG...]  Debian packages the build, tests and demo
 #                            need, and any others given
+#   simhash_cache_dir        where builds of dependencies are cached
 #   simhash_need_packages NAME PKG...
 #                            the packages a build script needs (as root:
 #                            installs the missing ones; else names them)
@@ -77,6 +78,17 @@ simhash_install_deps() {
 	apt-get update -qq -o Acquire::Languages=en
 	if [ -n "$missing" ]; then
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
+	fi
+}
+
+# Where the builds of PostgreSQL 18, pgvector and Citus are cached, outside
+# any checkout: $SIMHASH_CACHE, or /var/cache/simhash as root (the postgres
+# user that runs the test clusters can read it), else ~/.cache/simhash.
+simhash_cache_dir() {
+	if [ "$(id -u)" = 0 ]; then
+		echo "${SIMHASH_CACHE:-/var/cache/simhash}"
+	else
+		echo "${SIMHASH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/simhash}"
 	fi
 }
 
