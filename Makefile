@@ -49,6 +49,7 @@ OBJS = \
 	src/pairs/pairssearch.o \
 	src/pairs/pairsparallel.o \
 	src/pairs/pairsquery.o \
+	src/pairs/pairswide.o \
 	src/planner/planner.o \
 	src/module.o
 

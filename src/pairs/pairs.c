@@ -129,13 +129,20 @@ rows_through_executor(Relation rel)
 	return false;				/* not reached */
 }
 
+/*
+ * k of 64-bit fingerprints: up to simhash_perm's design radius.  k of
+ * bit(n) codes is checked against their width once it is known
+ * (pairswide.c).
+ */
 static void
-check_k(int k)
+check_k(PairsState *ps, int k)
 {
-	if (k < 0 || k > PAIRS_MAX_K)
+	int			limit = ps->search.wide ? PERM_MAX_WIDTH : PAIRS_MAX_K;
+
+	if (k < 0 || k > limit)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("k must be between 0 and %d, not %d", PAIRS_MAX_K, k)));
+				 errmsg("k must be between 0 and %d, not %d", limit, k)));
 }
 
 /* What every source sets up alike */
@@ -156,7 +163,6 @@ open_source(PairsState *ps, Oid relid, Name key, Name fp, int k,
 	AclResult	aclresult;
 	TypeCacheEntry *tce;
 
-	check_k(k);
 	ps->src.rel = try_relation_open(relid, AccessShareLock);
 	if (ps->src.rel == NULL)
 		ereport(ERROR,
@@ -171,16 +177,23 @@ open_source(PairsState *ps, Oid relid, Name key, Name fp, int k,
 	ps->src.keyatt = column_of(ps->src.rel, key, "key");
 	ps->src.fpatt = column_of(ps->src.rel, fp, "fingerprint");
 	fptype = TupleDescAttr(RelationGetDescr(ps->src.rel), ps->src.fpatt - 1)->atttypid;
-	if (fptype != INT8OID && !simhash_is_fingerprint_type(fptype))
+	if (fptype == BITOID || fptype == VARBITOID)
+		pairs_wide_begin(ps, TupleDescAttr(RelationGetDescr(ps->src.rel),
+										   ps->src.fpatt - 1)->atttypmod);
+	else if (fptype != INT8OID && !simhash_is_fingerprint_type(fptype))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("column \"%s\" is of type %s, not simhash64 or bigint",
+				 errmsg("column \"%s\" is of type %s, not simhash64, bigint or bit(n)",
 						NameStr(*fp), format_type_be(fptype))));
+	check_k(ps, k);
 	start_search(ps, k);
+	if (ps->search.wide)
+		pairs_wide_set_width(ps, ps->search.wide->width);
 	if (checks_only)
 		return;
 
-	if (rows_through_executor(ps->src.rel))
+	/* bit(n) codes are always read through the executor (pairswide.c) */
+	if (ps->search.wide || rows_through_executor(ps->src.rel))
 	{
 		/* "SELECT key, fp FROM relation", under the statement's snapshot */
 		pairs_query_open(ps, pairs_relation_query(ps->src.rel, ps->src.keyatt,
@@ -229,10 +242,10 @@ open_tenant_source(PairsState *ps, Oid relid, Name key, Name fp, int k,
 static void
 open_query_source(PairsState *ps, text *query, int k)
 {
-	check_k(k);
 	ps->src.name = "the query";
 	start_search(ps, k);
 	pairs_query_open(ps, text_to_cstring(query));
+	check_k(ps, k);
 }
 
 /* Close what open_source or open_query_source opened */
@@ -411,7 +424,8 @@ warn_if_nothing_read(PairsState *ps)
 {
 	float4		reltuples;
 
-	if (ps->src.rel == NULL || RecStoreCount(ps->search.rows) > 0)
+	if (ps->src.rel == NULL || RecStoreCount(ps->search.rows) > 0 ||
+		pairs_wide_count(ps) > 0)
 		return;
 	reltuples = ps->src.rel->rd_rel->reltuples;
 	if (reltuples > 0)
@@ -462,6 +476,12 @@ search_all(PairsState *ps)
 		/* every row through the executor, then the search in one process */
 		pairs_read_rows_query(ps);
 		warn_if_nothing_read(ps);
+		if (ps->search.wide)
+		{
+			pairs_wide_search(ps);
+			RecStoreEnd(ps->search.rows);
+			return;
+		}
 		report_layout(ps);
 		search_alone(ps);
 		return;

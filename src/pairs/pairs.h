@@ -47,6 +47,7 @@
 #include "utils/syscache.h"
 #include "utils/wait_event.h"
 #include "utils/typcache.h"
+#include "utils/varbit.h"
 
 #include "fingerprint/fingerprint.h"
 #include "index/perm.h"
@@ -119,6 +120,18 @@ typedef struct PairsLink
 
 typedef struct PairsState PairsState;
 
+/* The rows of a search of bit(n) codes (pairswide.c), held in memory */
+typedef struct PairsWideRows
+{
+	int			width;			/* bits of every code; 0 until known */
+	int			nbytes;			/* bytes of a code; 0 until the first */
+	int64		n;
+	int64		cap;
+	int64		limit;			/* bytes: maintenance_work_mem */
+	bits8	   *codes;			/* n codes of nbytes */
+	ItemPointerData *pos;		/* each row's key, inline or spooled */
+} PairsWideRows;
+
 /* The relation and the two columns read */
 typedef struct PairsSource
 {
@@ -165,6 +178,7 @@ typedef struct PairsSearch
 	int			table;
 	int64		work_bytes;
 	RecStore   *rows;
+	PairsWideRows *wide;		/* bit(n) codes: the search of pairswide.c */
 	GroupSort  *sort;			/* of the tables, restarted for each */
 	int64		compared;
 	int64		found;
@@ -223,9 +237,10 @@ struct PairsState
 };
 
 /*
- * Calls run down this list: pairs.c calls pairsparallel.c, pairsquery.c
- * and pairssearch.c, pairsparallel.c and pairsquery.c call pairssearch.c,
- * and pairssearch.c reaches the others only through the sink.
+ * Calls run down this list: pairs.c calls pairsparallel.c, pairsquery.c,
+ * pairswide.c and pairssearch.c, pairsparallel.c and pairsquery.c call
+ * pairswide.c and pairssearch.c, and these two reach the others only
+ * through the sink.
  */
 
 /* pairs.c: the SQL functions, the leader's sink */
@@ -247,6 +262,13 @@ extern void pairs_read_rows_query(PairsState *ps);
 extern Datum pairs_query_key(PairsState *ps, ItemPointer pos);
 extern void pairs_query_singletons(PairsState *ps, Tuplestorestate *tupstore,
 								   TupleDesc desc);
+
+/* pairswide.c: the search of bit(n) codes */
+extern void pairs_wide_begin(PairsState *ps, int width);
+extern void pairs_wide_set_width(PairsState *ps, int width);
+extern void pairs_wide_add(PairsState *ps, Datum code, const ItemPointerData *pos);
+extern int64 pairs_wide_count(PairsState *ps);
+extern void pairs_wide_search(PairsState *ps);
 
 /* pairssearch.c: reading the rows, searching one permuted table */
 extern double pairs_elapsed(PairsState *ps);

@@ -292,8 +292,8 @@ modifies_data(CachedPlanSource *source, bool *locks)
 
 /*
  * Open a cursor on the query and check its two columns: a key with an
- * ordering and a fingerprint (simhash64 or bigint).  Sets the key's type,
- * collation and comparison.  The query must be one SELECT, and runs
+ * ordering and a fingerprint (simhash64 or bigint; or a bit(n) code, for
+ * pairswide.c).  Sets the key's type, collation and comparison.  The query must be one SELECT, and runs
  * read-only under the statement's snapshot.  SPI stays connected until
  * pairs_read_rows_query; the caller's memory context stays current.
  */
@@ -368,10 +368,18 @@ pairs_query_open(PairsState *ps, const char *query)
 	}
 	keyatt = TupleDescAttr(desc, 0);
 	fptype = TupleDescAttr(desc, 1)->atttypid;
-	if (fptype != INT8OID && !simhash_is_fingerprint_type(fptype))
+	if (fptype == BITOID || fptype == VARBITOID)
+	{
+		/* codes of n bits: the search of pairswide.c */
+		if (ps->search.wide == NULL)
+			pairs_wide_begin(ps, -1);
+		if (ps->search.wide->width <= 0)
+			pairs_wide_set_width(ps, TupleDescAttr(desc, 1)->atttypmod);
+	}
+	else if (fptype != INT8OID && !simhash_is_fingerprint_type(fptype))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("the query's second column \"%s\" is of type %s, not simhash64 or bigint",
+				 errmsg("the query's second column \"%s\" is of type %s, not simhash64, bigint or bit(n)",
 						NameStr(TupleDescAttr(desc, 1)->attname), format_type_be(fptype))));
 	tce = lookup_type_cache(keyatt->atttypid, TYPECACHE_CMP_PROC_FINFO);
 	if (!OidIsValid(tce->cmp_proc_finfo.fn_oid))
@@ -436,7 +444,8 @@ read_cursor(PairsState *ps, QueryRowFn fn, void *arg)
 					continue;
 			}
 			key = SPI_getbinval(tt->vals[i], tt->tupdesc, 1, &keynull);
-			rec.key = (uint64) DatumGetInt64(fp);
+			/* a bit(n) code is taken from the tuple by fn (pairswide.c) */
+			rec.key = ps->search.wide ? 0 : (uint64) DatumGetInt64(fp);
 			if (!ps->src.inline_keys || !key_inline(ps, key, keynull, &u))
 				u = spool_key(ps, key, keynull);
 			set_position(&rec.tid, u);
@@ -467,6 +476,13 @@ add_row(PairsState *ps, const KeyTid *rec, HeapTuple tuple, TupleDesc desc,
 {
 	QueryRows  *qr = (QueryRows *) arg;
 
+	if (ps->search.wide)
+	{
+		bool		isnull;
+
+		pairs_wide_add(ps, SPI_getbinval(tuple, desc, 2, &isnull), &rec->tid);
+		return;
+	}
 	RecStoreAdd(ps->search.rows, rec);
 	qr->batch[qr->nbatch++] = rec->key;
 	if (qr->nbatch == lengthof(qr->batch))
@@ -494,7 +510,8 @@ pairs_read_rows_query(PairsState *ps)
 	pairs_report_read(ps, RecStoreSpilled(ps->search.rows) ?
 					  "through the executor; more than half of work_mem: kept in a temporary file" :
 					  "through the executor; kept in memory");
-	pairs_choose_layout(ps, &qr.votes, RecStoreCount(ps->search.rows));
+	if (ps->search.wide == NULL)
+		pairs_choose_layout(ps, &qr.votes, RecStoreCount(ps->search.rows));
 }
 
 /*
@@ -514,7 +531,9 @@ search_tenant(PairsState *ps, SimhashVoter *votes)
 	off_t		offset;
 
 	BufFileTell(ps->src.spool, &fileno, &offset);
-	if (n > PAIRS_SMALL_TENANT)
+	if (ps->search.wide)
+		pairs_wide_search(ps);
+	else if (n > PAIRS_SMALL_TENANT)
 	{
 		int			t;
 
@@ -596,9 +615,14 @@ add_tenant_row(PairsState *ps, const KeyTid *rec, HeapTuple tuple,
 		MemoryContextSwitchTo(old);
 		g->any = true;
 	}
+	g->rows++;
+	if (ps->search.wide)
+	{
+		pairs_wide_add(ps, SPI_getbinval(tuple, desc, 2, &isnull), &rec->tid);
+		return;
+	}
 	RecStoreAdd(ps->search.rows, rec);
 	SimhashVoterAddBatch(&g->votes, &rec->key, 1);
-	g->rows++;
 }
 
 /*
