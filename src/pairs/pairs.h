@@ -238,9 +238,10 @@ struct PairsState
 
 /*
  * Calls run down this list: pairs.c calls pairsparallel.c, pairsquery.c,
- * pairswide.c and pairssearch.c, pairsparallel.c and pairsquery.c call
- * pairswide.c and pairssearch.c, and these two reach the others only
- * through the sink.
+ * pairswide.c and pairssearch.c; pairsparallel.c calls pairssearch.c;
+ * pairsquery.c calls pairswide.c and pairssearch.c; pairswide.c calls
+ * pairssearch.c (its clock); the searches reach the others only through
+ * the sink.
  */
 
 /* pairs.c: the SQL functions, the leader's sink */

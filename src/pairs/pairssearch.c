@@ -172,7 +172,7 @@ pairs_report_read(PairsState *ps, const char *where)
 	if (ps->search.progress)
 		ereport(NOTICE,
 				(errmsg("simhash: read %lld rows with a fingerprint",
-						(long long) (ps->search.wide ? pairs_wide_count(ps) :
+						(long long) (ps->search.wide ? ps->search.wide->n :
 									 RecStoreCount(ps->search.rows))),
 				 errdetail("%.3f s; %s.", pairs_elapsed(ps), where)));
 }

@@ -41,15 +41,30 @@
  * The cheapest wins, or comparing every pair of codes (u^2 / 2) when that
  * is cheaper: a small table, or a radius near half the width.  For PDQ
  * (256 bits, k = 31) at a million rows: 8 substrings of 32 bits, s = 3,
- * B = 6: 160 sorted passes, some 15 codes a group.
+ * B = 7: 280 sorted passes, about 4 codes a group.  The constants were
+ * measured there, by forcing B = 7 and B = 8 (280 and 448 passes, 492 and
+ * 215 million comparisons, 27.2 and 33.3 s): a pass about 66 ns a code, a
+ * comparison of two 256-bit codes about 18 ns.
+ *
+ * A pass.  Each distinct code becomes one word, its key (the kept blocks'
+ * bits, packed; a 32-bit hash of them when there are more than 32) above
+ * the number of its first row, and the words are radix-sorted on the key.
+ * The rows are in the order of their codes, so a word leads straight to
+ * its code.  A group's codes are random rows, read from memory: they are
+ * fetched ahead (prefetch_code) while the groups before are compared, and
+ * the comparisons are compiled with POPCNT where the CPU has it
+ * (SIMHASH_POPCNT).  A hashed key may join codes that differ in a kept
+ * block: first_meeting checks the blocks, so the pair is reported where
+ * it truly meets.
  *
  * Memory.  The codes, their rows' positions and the search's arrays are
  * held in memory, about n/8 + 40 bytes a row, within maintenance_work_mem
- * (a batch job sized as CREATE INDEX is); a table that needs more is an
- * error that says how much, before the search starts.  The 64-bit search
- * spills to temporary files instead; wide codes are read through the
- * executor (pairsquery.c), whose records carry each row's key or its place
- * in the key spool, so nothing here reads the table.
+ * (a batch job sized as CREATE INDEX is): the rows are put in the order of
+ * their codes in place.  A read that would need more stops with an error
+ * that says how much.  The 64-bit search spills to temporary files
+ * instead; wide codes are read through the executor (pairsquery.c), whose
+ * records carry each row's key or its place in the key spool, so nothing
+ * here reads the table.
  *
  * IDENTIFICATION
  *	  src/pairs/pairswide.c
@@ -58,6 +73,7 @@
  */
 #include "pairs/pairs.h"
 
+#include "common/hashfn.h"
 #include "port/pg_bitutils.h"
 #include "utils/varbit.h"
 
@@ -80,19 +96,15 @@ typedef struct WideLayout
 	int			passes;			/* m * C(B, s) */
 } WideLayout;
 
-/* An entry of a pass's sort: the chosen blocks' bits of a code */
-typedef struct WideEntry
-{
-	uint64		key;
-	uint32		code;			/* index of the distinct code */
-} WideEntry;
+/*
+ * A pass sorts one word a code: its key (the kept blocks' bits, or a
+ * 32-bit hash of them when there are more) above the code's number, by a
+ * radix sort of RADIX_BITS a round over the key's bits.
+ */
+#define RADIX_BITS			11
 
-#define ST_SORT wide_sort_entries
-#define ST_ELEMENT_TYPE WideEntry
-#define ST_COMPARE(a, b) ((a)->key < (b)->key ? -1 : (a)->key > (b)->key ? 1 : 0)
-#define ST_SCOPE static
-#define ST_DEFINE
-#include "lib/sort_template.h"
+/* How far ahead in a pass's order the codes to compare are fetched */
+#define PREFETCH_AHEAD		16
 
 /* One substring's blocks: width, shift and mask of each in the substring */
 typedef struct WideBlocks
@@ -111,8 +123,7 @@ typedef struct WideSearch
 	PairsWideRows *rows;
 	MemoryContext sink_cxt;		/* the caller's: what the sink keeps */
 	int			k;
-	uint32	   *order;			/* rows sorted by code */
-	uint32	   *first;			/* distinct code u: rows order[first[u]..first[u+1]) */
+	uint32	   *first;			/* distinct code u: rows first[u]..first[u+1] - 1 */
 	int64		ncodes;
 	WideLayout	layout;
 	WideBlocks *blocks;			/* each substring's blocks */
@@ -225,13 +236,38 @@ pairs_wide_count(PairsState *ps)
 	return ps->search.wide ? ps->search.wide->n : 0;
 }
 
+/* The code of row r (the rows are in the order of their codes) */
 static inline const bits8 *
-code_of(const WideSearch *ws, int64 u)
+code_of(const WideSearch *ws, int64 r)
 {
-	return ws->rows->codes + (int64) ws->order[ws->first[u]] * ws->rows->nbytes;
+	return ws->rows->codes + r * ws->rows->nbytes;
 }
 
-/* Bits that differ between two codes */
+/* Ask for row r's code ahead of its comparisons: a group's rows are random */
+static inline void
+prefetch_code(const WideSearch *ws, int64 r)
+{
+#if defined(__GNUC__) || defined(__clang__)
+	__builtin_prefetch(code_of(ws, r));
+#endif
+}
+
+/* The end of the run of identical codes that starts at row r */
+static inline int64
+run_end(const WideSearch *ws, int64 r)
+{
+	int64		e = r + 1;
+
+	while (e < ws->rows->n &&
+		   memcmp(code_of(ws, r), code_of(ws, e), ws->rows->nbytes) == 0)
+		e++;
+	return e;
+}
+
+/*
+ * Bits that differ between two codes: inlined into the SIMHASH_POPCNT
+ * loops below, where simhash_hamming compiles to the POPCNT instruction
+ */
 static inline int
 code_distance(const bits8 *a, const bits8 *b, int nbytes)
 {
@@ -245,7 +281,7 @@ code_distance(const bits8 *a, const bits8 *b, int nbytes)
 
 		memcpy(&x, a + i, 8);
 		memcpy(&y, b + i, 8);
-		d += pg_popcount64(x ^ y);
+		d += simhash_hamming(x, y);
 	}
 	for (; i < nbytes; i++)
 		d += pg_number_of_ones[a[i] ^ b[i]];
@@ -276,55 +312,106 @@ found_rows(WideSearch *ws, uint32 a, uint32 b, int d)
 }
 
 /*
- * Two distinct codes within k: every pair of their rows for
- * simhash_pairs; for simhash_clusters, their first rows (each run is
- * joined already)
+ * Two distinct codes within k, by the first rows of their runs: every
+ * pair of their rows for simhash_pairs; for simhash_clusters, the first
+ * rows (each run is joined already)
  */
 static void
-found_codes(WideSearch *ws, int64 u, int64 v, int d)
+found_codes(WideSearch *ws, int64 ra, int64 rb, int d)
 {
-	uint32		i,
+	int64		ea,
+				eb,
+				i,
 				j;
 
 	if (ws->ps->search.clusters)
 	{
-		found_rows(ws, ws->order[ws->first[u]], ws->order[ws->first[v]], d);
+		found_rows(ws, ra, rb, d);
 		return;
 	}
-	for (i = ws->first[u]; i < ws->first[u + 1]; i++)
-		for (j = ws->first[v]; j < ws->first[v + 1]; j++)
-			found_rows(ws, ws->order[i], ws->order[j], d);
+	ea = run_end(ws, ra);
+	eb = run_end(ws, rb);
+	for (i = ra; i < ea; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		for (j = rb; j < eb; j++)
+			found_rows(ws, i, j, d);
+	}
 }
 
 /*
- * Sort the rows by code and make the distinct codes; the pairs within
- * each run of identical codes are found here
+ * Put the rows in the order of their codes, in place: row i takes the row
+ * that was at order[i], cycle by cycle, with one row's room to spare.
+ */
+static void
+apply_order(PairsWideRows *rows, uint32 *order)
+{
+	int			nbytes = rows->nbytes;
+	bits8	   *spare = palloc(nbytes);
+	int64		i;
+
+	for (i = 0; i < rows->n; i++)
+	{
+		ItemPointerData spare_pos;
+		int64		j = i;
+
+		if (order[i] == (uint32) i)
+			continue;
+		memcpy(spare, rows->codes + i * nbytes, nbytes);
+		spare_pos = rows->pos[i];
+		for (;;)
+		{
+			int64		k = order[j];
+
+			order[j] = (uint32) j;
+			if (k == i)
+			{
+				memcpy(rows->codes + j * nbytes, spare, nbytes);
+				rows->pos[j] = spare_pos;
+				break;
+			}
+			memcpy(rows->codes + j * nbytes, rows->codes + k * nbytes, nbytes);
+			rows->pos[j] = rows->pos[k];
+			j = k;
+		}
+	}
+	pfree(spare);
+}
+
+/*
+ * Sort the rows by code and make the distinct codes (each a run of rows);
+ * the pairs within each run of identical codes are found here
  */
 static void
 make_distinct(WideSearch *ws)
 {
 	PairsWideRows *rows = ws->rows;
 	int64		n = rows->n;
+	int			nbytes = rows->nbytes;
+	uint32	   *order = palloc_extended(n * sizeof(uint32), MCXT_ALLOC_HUGE);
 	int64		i;
 	int64		u = 0;
 
-	ws->order = palloc_extended(n * sizeof(uint32), MCXT_ALLOC_HUGE);
 	for (i = 0; i < n; i++)
-		ws->order[i] = (uint32) i;
-	qsort_arg(ws->order, n, sizeof(uint32), compare_codes, rows);
+		order[i] = (uint32) i;
+	qsort_arg(order, n, sizeof(uint32), compare_codes, rows);
+	apply_order(rows, order);
+	pfree(order);
+
 	ws->first = palloc_extended((n + 1) * sizeof(uint32), MCXT_ALLOC_HUGE);
 	for (i = 0; i < n; i++)
 	{
-		if (i > 0 && compare_codes(&ws->order[i - 1], &ws->order[i], rows) == 0)
+		if (i > 0 && memcmp(rows->codes + (i - 1) * nbytes,
+							rows->codes + i * nbytes, nbytes) == 0)
 		{
 			int64		j;
 
 			CHECK_FOR_INTERRUPTS();
 			if (ws->ps->search.clusters)
-				found_rows(ws, ws->order[ws->first[u - 1]], ws->order[i], 0);
+				found_rows(ws, ws->first[u - 1], i, 0);
 			else
 				for (j = ws->first[u - 1]; j < i; j++)
-					found_rows(ws, ws->order[j], ws->order[i], 0);
+					found_rows(ws, j, i, 0);
 			continue;
 		}
 		ws->first[u++] = (uint32) i;
@@ -386,6 +473,7 @@ choose_layout(int width, int k, int64 ncodes, int nbytes)
 }
 
 /* Compare every pair of distinct codes */
+SIMHASH_POPCNT
 static void
 search_every_pair(WideSearch *ws)
 {
@@ -395,15 +483,15 @@ search_every_pair(WideSearch *ws)
 
 	for (u = 0; u < ws->ncodes; u++)
 	{
-		const bits8 *a = code_of(ws, u);
+		const bits8 *a = code_of(ws, ws->first[u]);
 
 		CHECK_FOR_INTERRUPTS();
 		for (v = u + 1; v < ws->ncodes; v++)
 		{
-			int			d = code_distance(a, code_of(ws, v), nbytes);
+			int			d = code_distance(a, code_of(ws, ws->first[v]), nbytes);
 
 			if (d <= ws->k)
-				found_codes(ws, u, v, d);
+				found_codes(ws, ws->first[u], ws->first[v], d);
 		}
 		ws->ps->search.compared += ws->ncodes - u - 1;
 	}
@@ -474,41 +562,99 @@ differing_blocks(const WideBlocks *blocks, uint64 x)
 }
 
 /*
- * Has the pair (u, v), found in pass keep[t] of substring j, met before?
- * In an earlier substring where they differ in at most s blocks (there
+ * Is pass keep[t] of substring j the first where the pair (u, v) meets?
+ * Not if they differ in at most s blocks of an earlier substring (there
  * some pass keeps only blocks where they agree: whatever the bits, not
- * only within s bits), or in an earlier pass of this substring that keeps
- * no block where they differ.
+ * only within s bits), or an earlier pass of this substring keeps no block
+ * where they differ; and not if this pass keeps one where they differ
+ * (their hashed keys collided: they meet in a later pass).
  */
 static bool
-met_before(WideSearch *ws, int64 u, int64 v, int j, const uint64 *subs,
-		   const uint32 *keep, int t)
+first_meeting(WideSearch *ws, int64 ra, int64 rb, int j, const uint32 *keep,
+			  int t)
 {
-	const bits8 *a = code_of(ws, u);
-	const bits8 *b = code_of(ws, v);
+	const bits8 *a = code_of(ws, ra);
+	const bits8 *b = code_of(ws, rb);
 	int			m = ws->layout.m;
-	uint32		d;
+	int			width = ws->rows->width;
+	uint32		d = 0;
 	int			i;
 
-	for (i = 0; i < j; i++)
+	for (i = 0; i <= j; i++)
 	{
 		const WideBlocks *blocks = &ws->blocks[i];
-		uint64		x = substring_of(a, ws->rows->width, m, i, blocks->width) ^
-			substring_of(b, ws->rows->width, m, i, blocks->width);
+		uint64		x = substring_of(a, width, m, i, blocks->width) ^
+			substring_of(b, width, m, i, blocks->width);
 
-		if (pg_popcount32(differing_blocks(blocks, x)) <= ws->layout.s)
-			return true;
+		d = differing_blocks(blocks, x);
+		if (i < j && pg_popcount32(d) <= ws->layout.s)
+			return false;
 	}
-	d = differing_blocks(&ws->blocks[j], subs[u] ^ subs[v]);
+	/* d: the blocks of substring j where they differ */
+	if ((keep[t] & d) != 0)
+		return false;
 	for (i = 0; i < t; i++)
 		if ((keep[i] & d) == 0)
-			return true;
-	return false;
+			return false;
+	return true;
 }
 
-/* The passes of substring j: sort by the kept blocks, compare each group */
+/*
+ * Sort n words by their upper bits (bits of them, at most 32), using tmp
+ * (n words); returns the sorted array, words or tmp
+ */
+static uint64 *
+radix_sort(uint64 *words, uint64 *tmp, int64 n, int bits)
+{
+	uint32		count[1 << RADIX_BITS];
+	int			shift;
+
+	for (shift = 32; shift < 32 + bits; shift += RADIX_BITS)
+	{
+		uint32		sum = 0;
+		uint64	   *swap;
+		int64		i;
+		int			dgt;
+
+		memset(count, 0, sizeof(count));
+		for (i = 0; i < n; i++)
+			count[(words[i] >> shift) & ((1 << RADIX_BITS) - 1)]++;
+		for (dgt = 0; dgt < (1 << RADIX_BITS); dgt++)
+		{
+			uint32		c = count[dgt];
+
+			count[dgt] = sum;
+			sum += c;
+		}
+		for (i = 0; i < n; i++)
+			tmp[count[(words[i] >> shift) & ((1 << RADIX_BITS) - 1)]++] = words[i];
+		swap = words;
+		words = tmp;
+		tmp = swap;
+	}
+	return words;
+}
+
+/* The number of bits the blocks of keep hold */
+static int
+kept_bits(const WideBlocks *blocks, uint32 keep)
+{
+	int			bits = 0;
+	int			i;
+
+	for (i = 0; i < blocks->nblocks; i++)
+		if (keep & (1u << i))
+			bits += blocks->len[i];
+	return bits;
+}
+
+/*
+ * The passes of substring j: sort by the kept blocks, compare each group.
+ * words holds 2 * ncodes words.
+ */
+SIMHASH_POPCNT
 static void
-search_substring(WideSearch *ws, int j, uint64 *subs, WideEntry *entries)
+search_substring(WideSearch *ws, int j, uint64 *subs, uint64 *words)
 {
 	int			m = ws->layout.m;
 	int			width = ws->rows->width;
@@ -522,50 +668,60 @@ search_substring(WideSearch *ws, int j, uint64 *subs, WideEntry *entries)
 	int			t;
 
 	for (u = 0; u < ws->ncodes; u++)
-		subs[u] = substring_of(code_of(ws, u), width, m, j, blocks->width);
-	/* every choice of s blocks left out, in one order for met_before */
+		subs[u] = substring_of(code_of(ws, ws->first[u]), width, m, j, blocks->width);
+	/* every choice of s blocks left out, in one order for first_meeting */
 	for (set = 0; set <= all && nkeep < WIDE_MAX_PASSES; set++)
 		if (pg_popcount32(set) == ws->layout.s)
 			keep[nkeep++] = all & ~set;
 
 	for (t = 0; t < nkeep; t++)
 	{
+		int			bits = kept_bits(blocks, keep[t]);
+		uint64	   *sorted;
 		int64		g;
 
 		CHECK_FOR_INTERRUPTS();
+		/* each distinct code by its first row: one read of it to compare */
 		for (u = 0; u < ws->ncodes; u++)
 		{
-			entries[u].key = pass_key(blocks, keep[t], subs[u]);
-			entries[u].code = (uint32) u;
+			uint64		key = pass_key(blocks, keep[t], subs[u]);
+
+			if (bits > 32)
+				key = hash_bytes_uint32((uint32) key) ^ (uint32) (key >> 32);
+			words[u] = (key << 32) | (uint64) ws->first[u];
 		}
-		wide_sort_entries(entries, ws->ncodes);
+		sorted = radix_sort(words, words + ws->ncodes, ws->ncodes, Min(bits, 32));
 		for (g = 0; g < ws->ncodes;)
 		{
+			uint32		key = (uint32) (sorted[g] >> 32);
 			int64		end = g + 1;
 			int64		x,
 						y;
 
-			while (end < ws->ncodes && entries[end].key == entries[g].key)
+			while (end < ws->ncodes && (uint32) (sorted[end] >> 32) == key)
 				end++;
+			/* the codes of the groups a little ahead, read by then */
+			for (x = g; x < end && x + PREFETCH_AHEAD < ws->ncodes; x++)
+				prefetch_code(ws, (uint32) sorted[x + PREFETCH_AHEAD]);
 			for (x = g; x < end; x++)
 			{
-				const bits8 *a = code_of(ws, entries[x].code);
+				int64		ra = (uint32) sorted[x];
+				const bits8 *a = code_of(ws, ra);
 
 				if (((x - g) & 1023) == 1023)
 					CHECK_FOR_INTERRUPTS();
 				for (y = x + 1; y < end; y++)
 				{
-					int64		cu = entries[x].code;
-					int64		cv = entries[y].code;
-					int			d = code_distance(a, code_of(ws, cv), nbytes);
+					int64		rb = (uint32) sorted[y];
+					int			d = code_distance(a, code_of(ws, rb), nbytes);
 
 					if (d > ws->k ||
-						met_before(ws, cu, cv, j, subs, keep, t))
+						!first_meeting(ws, ra, rb, j, keep, t))
 						continue;
-					if (cu < cv)
-						found_codes(ws, cu, cv, d);
+					if (ra < rb)
+						found_codes(ws, ra, rb, d);
 					else
-						found_codes(ws, cv, cu, d);
+						found_codes(ws, rb, ra, d);
 				}
 				ws->ps->search.compared += end - x - 1;
 			}
@@ -625,7 +781,7 @@ pairs_wide_search(PairsState *ps)
 	else if (ws.ncodes > 1)
 	{
 		uint64	   *subs = palloc_extended(ws.ncodes * sizeof(uint64), MCXT_ALLOC_HUGE);
-		WideEntry  *entries = palloc_extended(ws.ncodes * sizeof(WideEntry), MCXT_ALLOC_HUGE);
+		uint64	   *words = palloc_extended(2 * ws.ncodes * sizeof(uint64), MCXT_ALLOC_HUGE);
 		int			j;
 
 		ws.blocks = palloc(ws.layout.m * sizeof(WideBlocks));
@@ -637,7 +793,7 @@ pairs_wide_search(PairsState *ps)
 		}
 		for (j = 0; j < ws.layout.m; j++)
 		{
-			search_substring(&ws, j, subs, entries);
+			search_substring(&ws, j, subs, words);
 			if (!ps->src.by_tenant)
 				report(ps, psprintf("substring %d of %d searched", j + 1, ws.layout.m));
 		}
