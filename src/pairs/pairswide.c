@@ -219,6 +219,9 @@ pairs_wide_add(PairsState *ps, Datum code, const ItemPointerData *pos)
 	memcpy(rows->codes + rows->n * rows->nbytes, VARBITS(bits), rows->nbytes);
 	rows->pos[rows->n] = *pos;
 	rows->n++;
+	/* a short bit string comes unpacked into a copy: not kept */
+	if ((Pointer) bits != DatumGetPointer(code))
+		pfree(bits);
 	return;
 
 mismatch:
