@@ -638,6 +638,42 @@ class Gen:
                 % (clusters % (k, r.choice([b'true', b'false']))),
                 b'RESET work_mem;']
 
+    def st_wide_pairs(self):
+        """simhash_pairs() and simhash_clusters() on bit(n) codes against the
+        self-join: random widths, radii (some out of range), copies and
+        near-copies, NULLs, a second width among the codes now and then."""
+        r = self.r
+        w = r.choice([1, 7, 63, 64, 65, 128, 256, 1024])
+        n = r.choice([0, 1, 2, 30, 200, 400])
+        k = r.choice([0, 1, 2, w // 8, w // 4, w // 2, w]) if r.random() < 0.9 else self.int4(-2, w + 2)
+        wm = r.choice([b'1MB', b'64MB'])
+        code = b"(SELECT string_agg(CASE WHEN random() < 0.5 THEN '1' ELSE '0' END, '') " \
+               b"FROM generate_series(1, %d) WHERE g > 0)::varbit" % w
+        st = [b'DROP TABLE IF EXISTS fz_w;',
+              b'CREATE TABLE fz_w (id int, code varbit);',
+              b'INSERT INTO fz_w SELECT g, %s FROM generate_series(1, %d) g;' % (code, n),
+              # near-copies (a few bits flipped), exact copies, NULLs
+              b"INSERT INTO fz_w SELECT id + 1000, code # (SELECT string_agg(CASE WHEN random() < %f "
+              b"THEN '1' ELSE '0' END, '') FROM generate_series(1, %d) WHERE id > 0)::varbit "
+              b"FROM fz_w WHERE id %% %d = 0;" % (r.choice([0.0, 0.01, 0.05, 0.2]), w, r.randint(1, 5)),
+              b'INSERT INTO fz_w SELECT id + 2000, code FROM fz_w WHERE id %% %d = 0;' % r.randint(1, 9),
+              b'INSERT INTO fz_w VALUES (-1, NULL);']
+        if r.random() < 0.05:
+            st.append(b"INSERT INTO fz_w VALUES (-2, B'1%s');" % (b'0' * (w - 1 + r.choice([0, 1]))))
+        source = r.choice([b"simhash_pairs('fz_w', 'id', 'code', %d)",
+                           b"simhash_pairs_query('SELECT id, code FROM fz_w', %d)"]) % k
+        st += [b"SET maintenance_work_mem = '%s';" % wm,
+               b"SELECT 'MISMATCH wide pairs' AS x, %d, %d WHERE (SELECT array_agg((a, b, d) ORDER BY a, b, d) "
+               b"FROM %s AS p(a int, b int, d int)) IS DISTINCT FROM "
+               b"(SELECT array_agg((x.id, y.id, bit_count(x.code # y.code)::int) ORDER BY x.id, y.id) "
+               b"FROM fz_w x JOIN fz_w y ON x.id < y.id AND bit_count(x.code # y.code) <= %d);"
+               % (w, k, source, k),
+               b"SELECT count(*), count(DISTINCT cluster) FROM simhash_clusters('fz_w', 'id', 'code', %d, "
+               b"singletons => %s) AS c(id int, cluster int);" % (k, r.choice([b'true', b'false'])),
+               b'RESET maintenance_work_mem;',
+               b'DROP TABLE fz_w;']
+        return st
+
     def st_exclusion(self):
         """A near-duplicate exclusion constraint: random rows go in with ON
         CONFLICT DO NOTHING, plain INSERT, UPDATE and VACUUM; no two stored
@@ -738,7 +774,7 @@ class Gen:
         (10, 'st_type_input'), (6, 'st_query_input'), (8, 'st_hamming'), (2, 'st_recv'),
         (20, 'st_simhash_text'), (5, 'st_tokens'), (6, 'st_features'), (4, 'st_tsvector'),
         (6, 'st_jaccard'), (6, 'st_chargrams'), (8, 'st_minhash'), (2, 'st_exclusion'),
-        (6, 'st_sentences'),
+        (6, 'st_sentences'), (2, 'st_wide_pairs'),
     ]
 
     def batch_sql(self, n):
