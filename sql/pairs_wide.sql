@@ -7,18 +7,7 @@
 SET client_min_messages = warning;
 SELECT setseed(0.34);
 
--- n random bits as hex digits, and a mask of n bits with d set
-CREATE FUNCTION pw_random(n int) RETURNS text
-	LANGUAGE sql VOLATILE AS $$
-	SELECT left(string_agg(md5(random()::text), ''), (n + 3) / 4)
-	  FROM generate_series(1, (n + 127) / 128)
-$$;
-CREATE FUNCTION pw_mask(n int, d int) RETURNS text
-	LANGUAGE sql VOLATILE AS $$
-	SELECT string_agg(b, '' ORDER BY random())
-	  FROM (SELECT CASE WHEN g <= d THEN '1' ELSE '0' END AS b
-			  FROM generate_series(1, n) g) s
-$$;
+-- wide_random(n) and wide_mask(n, d) come from setup
 
 -- simhash_pairs against the self-join: pairs of each, pairs in one only
 -- (a pair twice in simhash_pairs counts as missing from the self-join)
@@ -61,9 +50,9 @@ END $$;
 -- 1. PDQ-like: 3,000 uniform 256-bit codes, 300 near-copies at distances
 --    0..39, 30 exact copies (three of a code), NULL codes
 CREATE TABLE pw (id int, code bit(256));
-INSERT INTO pw SELECT i, ('x' || pw_random(256))::bit(256)
+INSERT INTO pw SELECT i, ('x' || wide_random(256))::bit(256)
   FROM generate_series(1, 3000) i;
-INSERT INTO pw SELECT 10000 + id, code # pw_mask(256, id % 40)::bit(256)
+INSERT INTO pw SELECT 10000 + id, code # wide_mask(256, id % 40)::bit(256)
   FROM pw WHERE id <= 300;
 INSERT INTO pw SELECT 20000 + id, code FROM pw WHERE id <= 15;
 INSERT INTO pw SELECT 30000 + id, code FROM pw WHERE id <= 15;
@@ -120,11 +109,11 @@ SELECT * FROM pw_compare('pw_small', 31);
 --    skewed codes (the first 40 bits shared), 200 copies of one code
 CREATE TABLE pw64 (id int, code bit(64), fp bigint);
 INSERT INTO pw64 (id, code)
-SELECT i, (repeat('0', 40) || right(('x' || pw_random(64))::bit(64)::text, 24))::bit(64)
+SELECT i, (repeat('0', 40) || right(('x' || wide_random(64))::bit(64)::text, 24))::bit(64)
   FROM generate_series(1, 2500) i;
 INSERT INTO pw64 (id, code) SELECT 5000 + i, (SELECT code FROM pw64 WHERE id = 1)
   FROM generate_series(1, 200) i;
-INSERT INTO pw64 (id, code) SELECT 10000 + id, code # pw_mask(64, id % 9)::bit(64)
+INSERT INTO pw64 (id, code) SELECT 10000 + id, code # wide_mask(64, id % 9)::bit(64)
   FROM pw64 WHERE id <= 500;
 UPDATE pw64 SET fp = code::bigint;
 SELECT k,
@@ -149,9 +138,9 @@ SELECT count(*) AS rows,
 
 -- 4. A 1024-bit code, text keys: the pairs keep their keys
 CREATE TABLE pw_text (id text, code bit(1024));
-INSERT INTO pw_text SELECT 'doc ' || i, ('x' || pw_random(1024))::bit(1024)
+INSERT INTO pw_text SELECT 'doc ' || i, ('x' || wide_random(1024))::bit(1024)
   FROM generate_series(1, 200) i;
-INSERT INTO pw_text SELECT 'copy of ' || id, code # pw_mask(1024, 100)::bit(1024)
+INSERT INTO pw_text SELECT 'copy of ' || id, code # wide_mask(1024, 100)::bit(1024)
   FROM pw_text WHERE id IN ('doc 7', 'doc 70');
 SELECT * FROM simhash_pairs('pw_text', 'id', 'code', 150) AS (a text, b text, d int)
  ORDER BY a;
@@ -175,5 +164,5 @@ RESET maintenance_work_mem;
 SELECT count(*) FROM simhash_pairs('pw_big', 'id', 'code', 0) AS (a int, b int, d int);
 
 DROP TABLE pw, pw_small, pw64, pw_text, pw_mixed, pw_big;
-DROP FUNCTION pw_random(int), pw_mask(int, int), pw_compare(regclass, int),
+DROP FUNCTION pw_compare(regclass, int),
 	pw_clusters(regclass, int);

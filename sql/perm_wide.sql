@@ -5,19 +5,7 @@
 --
 SET client_min_messages = warning;
 
--- n random bits as hex digits, from md5 (seeded: setseed below)
-CREATE FUNCTION wide_random(n int) RETURNS text
-	LANGUAGE sql VOLATILE AS $$
-	SELECT left(string_agg(md5(random()::text), ''), (n + 3) / 4)
-	  FROM generate_series(1, (n + 127) / 128)
-$$;
--- a mask of n bits with d of them set, at random places
-CREATE FUNCTION wide_mask(n int, d int) RETURNS text
-	LANGUAGE sql VOLATILE AS $$
-	SELECT string_agg(b, '' ORDER BY random())
-	  FROM (SELECT CASE WHEN g <= d THEN '1' ELSE '0' END AS b
-			  FROM generate_series(1, n) g) s
-$$;
+-- wide_random(n) and wide_mask(n, d) come from setup (seeded: setseed below)
 
 -- The ids within r of q, through the index or by a sequential scan
 CREATE FUNCTION wide_near(tbl regclass, q bit, r int, by_index bool)
@@ -243,6 +231,6 @@ CREATE TABLE photos2 AS SELECT * FROM pdq WHERE id IN (1, 100001);
 ALTER TABLE photos2 ADD EXCLUDE USING simhash_perm (code WITH ~=) WITH (radius = 31);
 
 DROP TABLE pdq, skew, w64, w100, w1024, t128, empty_codes, fp64, anywidth, photos, photos2;
-DROP FUNCTION wide_random(int), wide_mask(int, int), wide_near(regclass, bit, int, bool),
+DROP FUNCTION wide_near(regclass, bit, int, bool),
 	wide_knn(regclass, bit, int, bool, int), wide_compare(regclass, bit[], int[]),
 	wide_knn_compare(regclass, bit[], int, int);

@@ -14,6 +14,22 @@ CREATE FUNCTION flip_bits(fp simhash64, seed bigint, n int) RETURNS simhash64 LA
                                          FROM generate_series(1, n) i), 0))::simhash64 $$;
 SELECT pseudo_fp(1) AS one, pseudo_fp(2) AS two, flip_bits(pseudo_fp(1), 7, 3) <-> pseudo_fp(1) AS flipped;
 
+-- wide_random(n): n random bits as hex digits, from md5 of random() (a test
+-- that calls setseed first gets the same codes on every run); wide_mask(n,
+-- d): a mask of n bits with d of them set, at random places.  For the
+-- tests of bit(n) codes.
+CREATE FUNCTION wide_random(n int) RETURNS text
+	LANGUAGE sql VOLATILE AS $$
+	SELECT left(string_agg(md5(random()::text), ''), (n + 3) / 4)
+	  FROM generate_series(1, (n + 127) / 128)
+$$;
+CREATE FUNCTION wide_mask(n int, d int) RETURNS text
+	LANGUAGE sql VOLATILE AS $$
+	SELECT string_agg(b, '' ORDER BY random())
+	  FROM (SELECT CASE WHEN g <= d THEN '1' ELSE '0' END AS b
+			  FROM generate_series(1, n) g) s
+$$;
+
 -- plan(query): EXPLAIN (COSTS OFF) of query, less the lines that only some
 -- PostgreSQL versions print (18: "Disabled: true" under a node of a type
 -- the query disabled, and a WindowAgg's "Window:" definition), so that one

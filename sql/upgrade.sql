@@ -7,7 +7,8 @@
 --
 -- the fixtures of the setup test end here
 DROP TABLE shapes, shape_queries;
-DROP FUNCTION pseudo_fp(bigint), flip_bits(simhash64, bigint, int), plan(text), copy_shapes();
+DROP FUNCTION pseudo_fp(bigint), flip_bits(simhash64, bigint, int), plan(text), copy_shapes(),
+	wide_random(int), wide_mask(int, int);
 DROP EXTENSION simhash CASCADE;
 CREATE EXTENSION simhash VERSION '1.0';
 SELECT extversion FROM pg_extension WHERE extname = 'simhash';
