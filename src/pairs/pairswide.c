@@ -547,7 +547,12 @@ pass_key(const WideBlocks *blocks, uint32 keep, uint64 sub)
 
 	for (i = 0; i < blocks->nblocks; i++)
 		if (keep & (1u << i))
-			key = (key << blocks->len[i]) | ((sub & blocks->mask[i]) >> blocks->shift[i]);
+		{
+			/* a block of 64 bits is the whole key: no shift by 64 */
+			if (blocks->len[i] < 64)
+				key <<= blocks->len[i];
+			key |= (sub & blocks->mask[i]) >> blocks->shift[i];
+		}
 	return key;
 }
 
