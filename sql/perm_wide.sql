@@ -159,7 +159,13 @@ SELECT count(*) AS tables, sum(entries) / count(*) AS entries_each FROM simhash_
 CREATE TABLE t128 (id int, code bit(128));
 INSERT INTO t128 SELECT i, simhash128('document number ' || i || ' about ' || (i % 50)) FROM generate_series(1, 2000) i;
 CREATE INDEX t128_idx ON t128 USING simhash_perm (code) WITH (radius = 6);
-SELECT * FROM wide_compare('t128', ARRAY(SELECT code FROM t128 WHERE id IN (1, 77)), '{0,3,6,10,40}');
+SELECT * FROM wide_compare('t128', ARRAY(SELECT code FROM t128 WHERE id IN (1, 77)), '{0,3,6,7,10,40,64,65,100,128}');
+-- a small design radius: seven substrings of 18 and 19 bits, each key with
+-- a 24-bit tail that rejects rows in the index (radius scans above);
+-- nearest neighbours read every entry their rings meet
+SELECT count(*) AS tables, min(prefix_bits), max(prefix_bits) FROM simhash_perm_info('t128_idx');
+SELECT * FROM wide_knn_compare('t128', ARRAY(SELECT code FROM t128 WHERE id IN (1, 77, 1500)), 12);
+SELECT * FROM wide_knn_compare('w64', ARRAY(SELECT code FROM w64 WHERE id IN (1, 50)), 6);
 
 -- 4. An empty table: the index answers nothing, at any radius
 CREATE TABLE empty_codes (id int, code bit(256));

@@ -220,7 +220,9 @@ typedef struct PermMetaCode
 	uint16		radius;			/* design radius */
 	uint16		substrings;		/* m, the number of tables */
 	uint16		tenants;		/* leading equality columns (permtenant.c) */
-	uint32		reserved2;
+	uint16		tail;			/* code bits each key keeps after its
+								 * substring, at most (permwide.c) */
+	uint16		reserved2;
 	uint64		layout_rows;	/* rows the layout was chosen for */
 } PermMetaCode;
 
@@ -293,6 +295,8 @@ typedef struct PermLayout
 	int			width;			/* 0: 64-bit fingerprints; else bit(width)
 								 * codes in ntables substrings (permwide.c) */
 	int			tenants;		/* leading equality columns (permtenant.c) */
+	int			tail;			/* bit(n) codes: bits of the code each key
+								 * keeps after its substring, at most */
 	int			max_distance;	/* K (for bit(n) codes, the design radius) */
 	int			blocks;			/* B */
 	int			ntables;		/* C(B, K) */
@@ -321,6 +325,13 @@ typedef struct PermPermutation
  * for rebuilding.  recent[] remembers the buffer each leaf was last found
  * in, which spares the buffer mapping table's lookup while it still holds
  * the leaf (PermReadPageRecent).
+ *
+ * guide[] narrows the search of lowkeys[]: the keys from guide_base up are
+ * cut into buckets of 2^guide_shift keys, and guide[b] is the first leaf
+ * (from 1) whose low key lies in bucket b or above (guide[nguide] =
+ * nleaves).  Keys spread evenly over their range (permuted fingerprints,
+ * substrings, tenants' hashes) put a leaf or two in a bucket, so a lookup
+ * reads two or three cache lines instead of bisecting the whole map.
  */
 typedef struct PermLeafMap
 {
@@ -329,6 +340,10 @@ typedef struct PermLeafMap
 	KeyTid    *lowkeys;		/* lowkeys[0] stands for minus infinity */
 	BlockNumber *blocks;
 	Buffer	   *recent;			/* the buffer a leaf was last read from */
+	int		   *guide;			/* nguide + 1 entries, or NULL */
+	int			nguide;
+	int			guide_shift;
+	uint64		guide_base;		/* lowkeys[1].key */
 } PermLeafMap;
 
 /*
@@ -589,10 +604,11 @@ extern void PermWideCheckWidth(Relation index, int width, int got);
 extern void PermWideKeys(const PermLayout *layout, const VarBit *code,
 						 uint64 *keys);
 extern int	PermWideProbeRadius(int m, int radius, int t);
+extern int	PermWideTailBits(const PermLayout *layout, int t);
 extern double PermWideBall(int bits, int radius);
 extern uint64 *PermWideRing(uint64 center, int bits, int distance, int64 *n);
 extern void PermWideModel(const PermLayout *layout, double rows, int radius,
-						  double *probes, double *candidates);
+						  bool filtered, double *probes, double *candidates);
 
 /* permtenant.c */
 extern void PermCheckTenantColumns(Relation index);

@@ -274,6 +274,7 @@ write_index(Relation index, ForkNumber fork, PermBuildState *bs)
 		code.radius = layout.max_distance;
 		code.substrings = layout.ntables;
 		code.tenants = layout.tenants;
+		code.tail = layout.tail;
 		code.layout_rows = bs->n;
 		PermMetaSetCode(metapage, &code);
 	}

@@ -250,7 +250,9 @@ code_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 			layout->max_distance : layout->width;
 	if (path->indexorderbys != NIL)
 		radius = Min(radius, layout->max_distance);
-	PermWideModel(layout, rows, radius, &probes, &candidates);
+	/* an ordered scan reads every entry it meets (permwidescan.c) */
+	PermWideModel(layout, rows, radius, path->indexorderbys == NIL,
+				  &probes, &candidates);
 	/* a key range probed: about two rows of a sequential scan (README.perm) */
 	probe_cost = probes * 10.0 * cpu_operator_cost;
 	sweep_cost = index->rel->pages * seq_page_cost +

@@ -39,7 +39,8 @@
 
 /* Memory of a map of n leaves */
 #define LEAF_MAP_BYTES(n) \
-	((int64) (n) * (int64) (sizeof(KeyTid) + sizeof(BlockNumber) + sizeof(Buffer)))
+	((int64) (n) * (int64) (sizeof(KeyTid) + sizeof(BlockNumber) + sizeof(Buffer) + \
+							sizeof(int)))
 
 /* simhash.leaf_map_memory: kB the leaf maps of one index may use, per backend */
 int			perm_leaf_map_memory = PERM_DEFAULT_LEAF_MAP_MEMORY;
@@ -103,7 +104,44 @@ free_leaf_map(PermState *state, PermLeafMap *map)
 		pfree(map->blocks);
 	if (map->recent)
 		pfree(map->recent);
+	if (map->guide)
+		pfree(map->guide);
 	pfree(map);
+}
+
+/*
+ * The map's guide (PermLeafMap): at most one bucket per leaf, each of
+ * 2^guide_shift keys from the lowest leaf's low key, the fewest that cover
+ * every low key.  Maps of fewer than four leaves are searched without.
+ */
+static void
+build_guide(PermState *state, PermLeafMap *map)
+{
+	uint64		span;
+	int			shift = 0;
+	int			b,
+				i;
+
+	if (map->nleaves < 4)
+		return;
+	map->guide_base = map->lowkeys[1].key;
+	span = map->lowkeys[map->nleaves - 1].key - map->guide_base;
+	while ((span >> shift) >= (uint64) map->nleaves)
+		shift++;
+	map->guide_shift = shift;
+	map->nguide = (int) (span >> shift) + 1;
+	map->guide = MemoryContextAlloc(state->cxt,
+									(map->nguide + 1) * sizeof(int));
+	i = 1;
+	for (b = 0; b < map->nguide; b++)
+	{
+		/* the first leaf whose low key lies in bucket b or above */
+		while (i < map->nleaves &&
+			   ((map->lowkeys[i].key - map->guide_base) >> shift) < (uint64) b)
+			i++;
+		map->guide[b] = i;
+	}
+	map->guide[map->nguide] = map->nleaves;
 }
 
 /*
@@ -182,6 +220,7 @@ build_leaf_map(Relation index, int table)
 		map->lowkeys[0] = PermMinKey;
 	map->recent = MemoryContextAllocZero(PermGetState(index)->cxt,
 										 Max(map->nleaves, 1) * sizeof(Buffer));
+	build_guide(state, map);
 	state->leafmap_bytes += LEAF_MAP_BYTES(map->nleaves);
 	return map;
 }
@@ -225,6 +264,25 @@ leaf_map_lookup(PermLeafMap *map, const KeyTid *key)
 	int			lo = 1,
 				hi = map->nleaves - 1,
 				found = 0;
+
+	if (map->guide != NULL)
+	{
+		uint64		b;
+
+		if (key->key < map->guide_base)
+			return 0;			/* below every leaf's low key but the first */
+		b = Min((key->key - map->guide_base) >> map->guide_shift,
+				(uint64) map->nguide - 1);
+
+		/*
+		 * Leaves before guide[b] begin below the key's bucket, so below the
+		 * key; leaves from guide[b + 1] on begin above the bucket, so above
+		 * it (the last bucket's bound is nleaves).
+		 */
+		lo = map->guide[b];
+		hi = map->guide[b + 1] - 1;
+		found = lo - 1;
+	}
 
 	while (lo <= hi)
 	{

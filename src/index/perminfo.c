@@ -182,11 +182,11 @@ simhash_perm_info(PG_FUNCTION_ARGS)
 		if (layout->width > 0)
 		{
 			/*
-			 * bit(n) codes: the substring is the whole key; its bits are
-			 * the code's positions t, t + m, ... (0 = leftmost), shown as
-			 * first:step:last
+			 * bit(n) codes: a bucket is a substring (the key above its
+			 * tail); its bits are the code's positions t, t + m, ... (0 =
+			 * leftmost), shown as first:step:last
 			 */
-			table_stats(index, t, 64, &st);
+			table_stats(index, t, 64 - PermWideTailBits(layout, t), &st);
 			appendStringInfo(&bits, "%d:%d:%d", t, layout->ntables,
 							 t + (layout->prefix_bits[t] - 1) * layout->ntables);
 		}

@@ -538,11 +538,11 @@ PermCheckMetaPage(Relation index, Page page)
 			code.substrings != meta->ntables || meta->blocks != meta->ntables ||
 			code.substrings > Min(PERM_MAX_TABLES, code.width) ||
 			code.substrings < PermWideFewestSubstrings(code.width, code.tenants) ||
-			code.tenants != PermTenantColumns(index))
+			code.tenants != PermTenantColumns(index) || code.tail > 64)
 			PermReportCorruption(index, PERM_METAPAGE_BLKNO,
-								 psprintf("Codes of %u bits in %u substrings, %u tables, %u leading columns.",
+								 psprintf("Codes of %u bits in %u substrings, %u tables, %u leading columns, tails of %u bits.",
 										  code.width, code.substrings,
-										  meta->ntables, code.tenants));
+										  meta->ntables, code.tenants, code.tail));
 		for (t = 0; t < meta->ntables; t++)
 			if (meta->tables[t].prefix_bits !=
 				PermWideSubstringBits(code.width, code.substrings, t))
@@ -797,6 +797,7 @@ PermGetState(Relation index)
 	{
 		state->layout.width = code.width;
 		state->layout.tenants = code.tenants;
+		state->layout.tail = code.tail;
 	}
 	state->layout.max_distance = meta->max_distance;
 	state->layout.blocks = meta->blocks;

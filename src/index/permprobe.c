@@ -57,12 +57,11 @@ PermSearchMatch(void *arg, ItemPointer tid, uint64 key, int distance)
 	ss->callback(ss->arg, tid, key, distance);
 }
 
-/* A growing list of prefixes to probe */
+/* A list of prefixes to probe, with room for all of them */
 typedef struct PrefixList
 {
 	uint64	   *lo;
-	int			n;
-	int			max;
+	int64		n;
 } PrefixList;
 
 /*
@@ -72,7 +71,8 @@ typedef struct PrefixList
  * bits above `bit` chosen so far and `flips` the differences still
  * allowed; bits below low_bit stay zero.  Each bit is chosen 0 before 1,
  * so the prefixes come out sorted, as PermProbeRanges takes them, without
- * a sort (which was a sixteenth of a random LIMIT 10 search's time).
+ * a sort (which was a sixteenth of a random LIMIT 10 search's time).  Once
+ * no difference is left, the remaining bits are key's, taken at once.
  */
 static void
 add_neighbours(PrefixList *list, uint64 key, uint64 value, int bit, int low_bit,
@@ -86,21 +86,48 @@ add_neighbours(PrefixList *list, uint64 key, uint64 value, int bit, int low_bit,
 			list->lo[list->n++] = value;
 		return;
 	}
+	if (flips == 0)
+	{
+		/* bits low_bit..bit of key */
+		mask = (bit == 63 ? PG_UINT64_MAX : (UINT64CONST(1) << (bit + 1)) - 1) &
+			~((UINT64CONST(1) << low_bit) - 1);
+		list->lo[list->n++] = value | (key & mask);
+		return;
+	}
 	if (exact && flips > bit - low_bit + 1)
 		return;					/* too few bits left to differ in */
 	mask = UINT64CONST(1) << bit;
 	if ((key & mask) == 0)
 	{
 		add_neighbours(list, key, value, bit - 1, low_bit, flips, exact);
-		if (flips > 0)
-			add_neighbours(list, key, value | mask, bit - 1, low_bit, flips - 1, exact);
+		add_neighbours(list, key, value | mask, bit - 1, low_bit, flips - 1, exact);
 	}
 	else
 	{
-		if (flips > 0)
-			add_neighbours(list, key, value, bit - 1, low_bit, flips - 1, exact);
+		add_neighbours(list, key, value, bit - 1, low_bit, flips - 1, exact);
 		add_neighbours(list, key, value | mask, bit - 1, low_bit, flips, exact);
 	}
+}
+
+/*
+ * The keys whose bits low_bit..high_bit lie within flips bits of key's
+ * (exactly flips bits with exact), the other bits zero, in ascending order,
+ * into out, which has room for them (simhash_count_within of the span's
+ * width); returns how many.  The probes of a ring or a ball, here and for
+ * bit(n) codes (permwidescan.c).
+ */
+int64
+PermNeighbourKeys(uint64 key, int high_bit, int low_bit, int flips,
+				  bool exact, uint64 *out)
+{
+	PrefixList	list;
+
+	Assert(high_bit <= 63 && low_bit >= 0);
+	list.lo = out;
+	list.n = 0;
+	if (flips >= 0)
+		add_neighbours(&list, key, 0, high_bit, low_bit, flips, exact);
+	return list.n;
 }
 
 /*
@@ -116,7 +143,8 @@ PermProbeNeighbours(Relation index, PermSearchState *ss, int prefix_bits,
 	uint64		low_mask = prefix_bits >= 64 ? 0 :
 		(PG_UINT64_MAX >> prefix_bits);
 	double		count;
-	PrefixList	list = {0};
+	uint64	   *lo;
+	int64		n;
 
 	count = simhash_count_within(prefix_bits, flips) -
 		(exact ? simhash_count_within(prefix_bits, flips - 1) : 0);
@@ -124,15 +152,14 @@ PermProbeNeighbours(Relation index, PermSearchState *ss, int prefix_bits,
 		return;
 	if (count > (double) PG_INT32_MAX)
 		elog(ERROR, "simhash_perm: %.0f prefixes to probe in one table", count);
-	list.max = (int) rint(count);
-	list.lo = palloc_extended(list.max * sizeof(uint64), MCXT_ALLOC_HUGE);
-	add_neighbours(&list, q->key[ss->table] & ~low_mask, 0, 63,
-				   64 - prefix_bits, flips, exact);
-	Assert(list.n == list.max);
-	PermProbeRanges(index, ss->table, list.lo, list.n, low_mask,
+	lo = palloc_extended((Size) rint(count) * sizeof(uint64), MCXT_ALLOC_HUGE);
+	n = PermNeighbourKeys(q->key[ss->table] & ~low_mask, 63, 64 - prefix_bits,
+						  flips, exact, lo);
+	Assert(n == (int64) rint(count));
+	PermProbeRanges(index, ss->table, lo, (int) n, low_mask,
 					q->key[ss->table], q->radius, PermSearchMatch, ss,
 					ss->pins);
-	pfree(list.lo);
+	pfree(lo);
 }
 
 /*

@@ -123,6 +123,8 @@ extern void PermSearch(IndexScanDesc scan, PermMatchCallback callback, void *arg
 extern void PermSearchMatch(void *arg, ItemPointer tid, uint64 key, int distance);
 extern void PermProbeNeighbours(Relation index, PermSearchState *ss,
 								int prefix_bits, int flips, bool exact);
+extern int64 PermNeighbourKeys(uint64 key, int high_bit, int low_bit,
+							   int flips, bool exact, uint64 *out);
 extern bool PermQualsToQueries(IndexScanDesc scan, PermState *state,
 							   PermQuery *queries, int first);
 extern int64 PermTidsSortUnique(ItemPointer tids, int64 n);

@@ -20,12 +20,16 @@
  *
  * Substring t holds the code's bits at positions t, t + m, t + 2m, ...
  * (position 0 is the leftmost bit of the bit string), the first of them
- * the most significant bit of its key, right-aligned in 64 bits.  Strided
- * rather than contiguous: codes whose bits are skewed by region (a constant
- * header, the zero-padded end of a binary vector, the low-energy half of a
- * transform) still give every substring its share of informative bits.
- * The keys are short (about log2 of the rows), so leaves store them in a
- * byte or three (permleaf.c).
+ * the most significant.  Strided rather than contiguous: codes whose bits
+ * are skewed by region (a constant header, the zero-padded end of a binary
+ * vector, the low-energy half of a transform) still give every substring
+ * its share of informative bits.  Table t's key, right-aligned in 64 bits,
+ * is substring t followed by a tail, the leading bits of the substrings
+ * after it (PermWideTailBits): probes select keys by the substring, and
+ * the distance between two keys, a lower bound on the codes' distance,
+ * rejects rows in the leaf.  Without a tail a key is short (about log2 of
+ * the rows) and leaves store it in a byte or three (permleaf.c); a tail
+ * adds three.
  *
  * The layout, m, is chosen by the cost model of one query at the design
  * radius (the reloption radius, width / 8 by default: PDQ's match radius
@@ -35,9 +39,11 @@
  * rows * Ball(s, rho) / 2^s candidates; the cost is
  *		m * COST_TABLE + probes * COST_PROBE + candidates * COST_CANDIDATE,
  * where a table whose ball has more keys than the table has leaves is read
- * whole instead (as the scan does).  Few substrings make long keys and
- * probe balls that explode; many make short keys that match many rows.
- * The minimum sits near s = log2(rows), as Norouzi et al. find.  The
+ * whole instead (as the scan does), and a tail passes only the candidates
+ * whose key lies within r.  Few substrings make long keys and probe balls
+ * that explode; many make short keys that match many rows, which a tail
+ * rejects.  Without tails the minimum sits near s = log2(rows), as Norouzi
+ * et al. find; with them, at more and shorter substrings.  The
  * planner prices scans by the same model (permcost.c); README.perm ("Codes
  * wider than 64 bits") gives the rule with worked numbers.
  *
@@ -55,6 +61,7 @@
 #include "utils/rel.h"
 
 #include "index/perm.h"
+#include "index/permprobe.h"
 
 /* A layout is chosen for at least this many rows (an index built small) */
 #define WIDE_MIN_LAYOUT_ROWS	(1024.0 * 1024.0)
@@ -72,6 +79,13 @@
 
 /* Leaves hold about this many short-keyed entries (for the model) */
 #define WIDE_ENTRIES_PER_LEAF	600.0
+
+/*
+ * Code bits a key keeps after its substring (its tail), when the layout
+ * keeps any: 24 bits add three bytes to a leaf entry and reject all but 1%
+ * of random rows at radius 6 (the tail alone must lie within the radius)
+ */
+#define WIDE_TAIL_BITS			24
 
 /* The code's column of the index (0-based): the last key column */
 int
@@ -201,7 +215,8 @@ PermWideLayoutOptions(Relation index, int width, int *radius, int *substrings)
 
 /* The layout of m substrings (every permutation the identity) */
 static void
-fill_layout(int width, int tenants, int radius, int m, PermLayout *layout)
+fill_layout(int width, int tenants, int radius, int m, int tail,
+			PermLayout *layout)
 {
 	int			t,
 				i;
@@ -209,6 +224,7 @@ fill_layout(int width, int tenants, int radius, int m, PermLayout *layout)
 	memset(layout, 0, sizeof(PermLayout));
 	layout->width = width;
 	layout->tenants = tenants;
+	layout->tail = tail;
 	layout->max_distance = radius;
 	layout->blocks = m;
 	layout->ntables = m;
@@ -223,13 +239,19 @@ fill_layout(int width, int tenants, int radius, int m, PermLayout *layout)
 /*
  * The layout of an index on width-bit codes: m substrings as given, or the
  * m of least modelled cost of a query at the design radius over rows (at
- * least WIDE_MIN_LAYOUT_ROWS).
+ * least WIDE_MIN_LAYOUT_ROWS).  Keys keep a tail of WIDE_TAIL_BITS when
+ * the design radius is less than half of it; at larger radii a random
+ * row's tail would pass the bound as often as not, and only lengthen the
+ * entries.  The tail rejects most of the rows a short substring matches,
+ * so with it the model takes more, shorter substrings, each probed at a
+ * smaller radius.
  */
 void
 PermWideChooseLayout(int width, int tenants, int radius, int substrings,
 					 double rows, PermLayout *layout)
 {
 	double		plan_rows = Max(rows, WIDE_MIN_LAYOUT_ROWS);
+	int			tail = 2 * radius < WIDE_TAIL_BITS ? WIDE_TAIL_BITS : 0;
 	int			best = substrings;
 	double		best_cost = -1;
 	int			m;
@@ -242,8 +264,8 @@ PermWideChooseLayout(int width, int tenants, int radius, int substrings,
 					candidates,
 					cost;
 
-		fill_layout(width, tenants, radius, m, &trial);
-		PermWideModel(&trial, plan_rows, radius, &probes, &candidates);
+		fill_layout(width, tenants, radius, m, tail, &trial);
+		PermWideModel(&trial, plan_rows, radius, true, &probes, &candidates);
 		cost = m * WIDE_COST_TABLE + probes * WIDE_COST_PROBE +
 			candidates * WIDE_COST_CANDIDATE;
 		if (best_cost < 0 || cost < best_cost)
@@ -252,7 +274,7 @@ PermWideChooseLayout(int width, int tenants, int radius, int substrings,
 			best = m;
 		}
 	}
-	fill_layout(width, tenants, radius, best, layout);
+	fill_layout(width, tenants, radius, best, tail, layout);
 }
 
 /* A code of another width than the index's is an error naming both */
@@ -270,8 +292,26 @@ PermWideCheckWidth(Relation index, int width, int got)
 }
 
 /*
+ * Code bits that table t's key keeps after its substring: the layout's
+ * tail, as far as the key has room below the substring (64 bits, of which
+ * a tenant's hash takes the upper 32) and the code has other bits
+ */
+int
+PermWideTailBits(const PermLayout *layout, int t)
+{
+	int			s = layout->prefix_bits[t];
+	int			room = (layout->tenants > 0 ? PERM_TENANT_SHIFT : 64) - s;
+
+	return Max(0, Min(layout->tail, Min(room, layout->width - s)));
+}
+
+/*
  * Each table's key of a code: substring t's bits, its first bit the most
- * significant of prefix_bits[t].  Reads the set bits only.
+ * significant, then its tail (PermWideTailBits): the leading bits of
+ * substrings t + 1, t + 2, ... (mod m), in that order.  The substring
+ * bits select the key ranges a probe reads; the tail only sharpens the
+ * lower bound that the distance between two keys gives.  Reads the set
+ * bits only.
  */
 void
 PermWideKeys(const PermLayout *layout, const VarBit *code, uint64 *keys)
@@ -279,7 +319,9 @@ PermWideKeys(const PermLayout *layout, const VarBit *code, uint64 *keys)
 	const bits8 *p = VARBITS(code);
 	int			nbytes = VARBITBYTES(code);
 	int			m = layout->ntables;
+	uint64		sub[PERM_MAX_TABLES];
 	int			byte;
+	int			t;
 
 	memset(keys, 0, m * sizeof(uint64));
 	for (byte = 0; byte < nbytes; byte++)
@@ -297,6 +339,29 @@ PermWideKeys(const PermLayout *layout, const VarBit *code, uint64 *keys)
 				break;			/* padding, zero in a valid bit string */
 			keys[t] |= UINT64CONST(1) << (layout->prefix_bits[t] - 1 - pos / m);
 		}
+	}
+	if (layout->tail == 0)
+		return;
+	memcpy(sub, keys, m * sizeof(uint64));
+	for (t = 0; t < m; t++)
+	{
+		int			need = PermWideTailBits(layout, t);
+		uint64		tail = 0;
+		int			u = t;
+
+		keys[t] = sub[t] << need;
+		while (need > 0)
+		{
+			int			s,
+						take;
+
+			u = (u + 1) % m;
+			s = layout->prefix_bits[u];
+			take = Min(need, s);
+			tail = (tail << take) | (sub[u] >> (s - take));
+			need -= take;
+		}
+		keys[t] |= tail;
 	}
 }
 
@@ -329,15 +394,6 @@ PermWideBall(int bits, int radius)
 	return sum;
 }
 
-static int
-compare_uint64(const void *a, const void *b)
-{
-	uint64		x = *(const uint64 *) a;
-	uint64		y = *(const uint64 *) b;
-
-	return (x > y) - (x < y);
-}
-
 /*
  * Every key at exactly distance from center within its low bits bits, in
  * ascending order; *n of them, C(bits, distance).  The caller keeps the
@@ -349,44 +405,25 @@ PermWideRing(uint64 center, int bits, int distance, int64 *n)
 	int64		count = (int64) (PermWideBall(bits, distance) -
 								 PermWideBall(bits, distance - 1) + 0.5);
 	uint64	   *out = palloc_extended(Max(count, 1) * sizeof(uint64), MCXT_ALLOC_HUGE);
-	int			pos[64];
-	int64		k = 0;
-	int			i;
 
 	Assert(distance >= 0 && distance <= bits && bits <= 64);
-	for (i = 0; i < distance; i++)
-		pos[i] = i;
-	for (;;)
-	{
-		uint64		mask = 0;
-
-		for (i = 0; i < distance; i++)
-			mask |= UINT64CONST(1) << pos[i];
-		if (k < count)
-			out[k++] = center ^ mask;
-		/* the next combination of distance bit positions out of bits */
-		for (i = distance - 1; i >= 0 && pos[i] == bits - distance + i; i--)
-			;
-		if (i < 0)
-			break;
-		pos[i]++;
-		for (i = i + 1; i < distance; i++)
-			pos[i] = pos[i - 1] + 1;
-	}
-	*n = k;
-	/* ascending, for PermProbeRanges */
-	qsort(out, k, sizeof(uint64), compare_uint64);
+	*n = PermNeighbourKeys(center, bits - 1, 0, distance, true, out);
+	Assert(*n == count);
 	return out;
 }
 
 /*
  * The model of one query of radius r over rows uniform codes: key ranges
- * probed (a table read whole counts its leaves, and its entries at
- * WIDE_COST_ENTRY / WIDE_COST_PROBE), and candidates found (at most rows).
+ * probed (a table read whole counts its leaves), with the entries tested
+ * counted at WIDE_COST_ENTRY / WIDE_COST_PROBE, and candidates found (at
+ * most rows).  A radius scan (filtered) hands on only the entries whose
+ * key lies within r of the query's, substring and tail together: of the
+ * keys whose substring is i bits away, a share Ball(T, r - i) / 2^T.  An
+ * ordered scan reads every entry it meets.
  */
 void
 PermWideModel(const PermLayout *layout, double rows, int radius,
-			  double *probes, double *candidates)
+			  bool filtered, double *probes, double *candidates)
 {
 	double		leaves = rows / WIDE_ENTRIES_PER_LEAF + 1;
 	int			t;
@@ -396,17 +433,47 @@ PermWideModel(const PermLayout *layout, double rows, int radius,
 	for (t = 0; t < layout->ntables; t++)
 	{
 		int			s = layout->prefix_bits[t];
+		int			tail = filtered ? PermWideTailBits(layout, t) : 0;
 		int			rho = PermWideProbeRadius(layout->ntables, radius, t);
-		double		ball;
+		double		ball,
+					entries,
+					passed = 0;
+		int			i;
 
 		if (rho < 0)
 			continue;
 		ball = PermWideBall(s, rho);
 		if (ball > leaves)
-			*probes += leaves + rows * WIDE_COST_ENTRY / WIDE_COST_PROBE;
+		{
+			/* the table read whole: with a tail, every row is tested */
+			*probes += leaves;
+			entries = rows;
+			if (tail > 0)
+				passed = rows * PermWideBall(s + tail, radius) /
+					ldexp(1.0, s + tail);
+			else
+				passed = rows * Min(1.0, ball / ldexp(1.0, s));
+		}
 		else
+		{
 			*probes += ball;
-		*candidates += rows * Min(1.0, ball / ldexp(1.0, s));
+			entries = rows * ball / ldexp(1.0, s);
+			if (tail > 0)
+			{
+				double		c = 1;	/* C(s, i) */
+
+				for (i = 0; i <= Min(rho, s); i++)
+				{
+					passed += c * PermWideBall(tail, radius - i);
+					c = c * (s - i) / (i + 1);
+				}
+				passed *= rows / ldexp(1.0, s + tail);
+			}
+			else
+				passed = entries;
+		}
+		*probes += entries * WIDE_COST_ENTRY / WIDE_COST_PROBE;
+		*candidates += passed;
 	}
 	*candidates = Min(*candidates, rows);
 }

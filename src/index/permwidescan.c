@@ -5,12 +5,15 @@
  *		bit(n) codes (multi-index hashing, permwide.c).
  *
  * A radius scan (code <@ hamming_within(q, r)) probes table t at radius
- * PermWideProbeRadius(m, r, t): every key within that radius of the
- * query's substring, as one sorted list of key ranges (PermProbeRanges),
- * or, when the ball has more keys than the table has leaves, the whole
- * table with each key tested.  Every row found is a candidate, handed out
- * for the executor's recheck of the qual on the row's whole code; a row
- * found in several tables is handed out once (permscan.c).
+ * PermWideProbeRadius(m, r, t): every substring within that radius of the
+ * query's, as one sorted list of key ranges (PermProbeRanges), or, when
+ * the ball has more keys than the table has leaves, the whole table with
+ * each key tested.  Where keys keep a tail (permwide.c), an entry whose key
+ * lies more than r from the query's is dropped in the leaf: the key's
+ * distance is a lower bound on the code's.  Every row found is a
+ * candidate, handed out for the executor's recheck of the qual on the
+ * row's whole code; a row found in several tables is handed out once
+ * (permscan.c).
  *
  * A nearest-neighbour scan (ORDER BY code <-> q) reads the tables ring by
  * ring: after rings 0..rho[t] of every table t, every code within
@@ -58,6 +61,7 @@
 #include "index/perm.h"
 #include "index/permprobe.h"
 #include "type/hamming_query.h"
+#include "type/simhash.h"
 #include "type/simhash_query.h"
 
 /*
@@ -121,15 +125,6 @@ collect_pending(void *arg, ItemPointer tid, uint64 key, int distance)
 	PermTidListAdd(&wo->pending, GetMemoryChunkContext(wo), tid);
 }
 
-static int
-compare_keys(const void *a, const void *b)
-{
-	uint64		x = *(const uint64 *) a;
-	uint64		y = *(const uint64 *) b;
-
-	return (x > y) - (x < y);
-}
-
 /* Leaves of one table, about: the index's pages shared by its tables */
 static double
 table_leaves(Relation index, int m)
@@ -155,42 +150,39 @@ probe_tenant(Relation index, int t, uint64 tenant, uint64 key, int radius,
 }
 
 /*
- * Probe table t for every key within radius of key: as key ranges, or the
- * table (the tenant's part of it) read whole when its ball has more keys
- * than the table has leaves
+ * Probe table t for every row whose substring lies within rho of the
+ * query's and whose key (substring and tail) within radius of key, the
+ * query's key: as key ranges, one per substring of the ball, or the table
+ * (the tenant's part of it) read whole when its ball has more keys than
+ * the table has leaves.  A table whose keys keep no tail tests the
+ * substring alone, at rho when read whole.
  */
 static void
-probe_ball(Relation index, int t, int bits, uint64 key, int radius,
+probe_ball(Relation index, int t, uint64 key, int rho, int radius,
 		   uint64 tenant, double leaves, PermMatchCallback callback,
 		   void *arg, PermPinList *pins)
 {
+	const PermLayout *layout = &PermGetState(index)->layout;
+	int			bits = layout->prefix_bits[t];
+	int			tail = PermWideTailBits(layout, t);
 	uint64	   *ranges;
-	int64		n = 0;
+	int64		n;
 	int64		i;
-	int			d;
 
-	if (PermWideBall(bits, radius) > 2 * leaves)
+	if (PermWideBall(bits, rho) > 2 * leaves)
 	{
-		probe_tenant(index, t, tenant, key, radius, callback, arg, pins);
+		probe_tenant(index, t, tenant, key, tail > 0 ? radius : rho,
+					 callback, arg, pins);
 		return;
 	}
-	ranges = palloc_extended(Max(1.0, PermWideBall(bits, radius)) * sizeof(uint64),
+	ranges = palloc_extended(Max(1.0, PermWideBall(bits, rho)) * sizeof(uint64),
 							 MCXT_ALLOC_HUGE);
-	for (d = 0; d <= radius; d++)
-	{
-		int64		nring;
-		uint64	   *ring = PermWideRing(key, bits, d, &nring);
-
-		memcpy(ranges + n, ring, nring * sizeof(uint64));
-		n += nring;
-		pfree(ring);
-	}
-	if (radius > 0)
-		qsort(ranges, n, sizeof(uint64), compare_keys);
+	n = PermNeighbourKeys(key >> tail, bits - 1, 0, rho, false, ranges);
 	for (i = 0; i < n; i++)
-		ranges[i] |= tenant;
-	PermProbeRanges(index, t, ranges, (int) n, 0, key | tenant,
-					PERM_MAX_HAMMING, callback, arg, pins);
+		ranges[i] = (ranges[i] << tail) | tenant;
+	PermProbeRanges(index, t, ranges, (int) n, (UINT64CONST(1) << tail) - 1,
+					key | tenant, tail > 0 ? radius : PERM_MAX_HAMMING,
+					callback, arg, pins);
 	pfree(ranges);
 }
 
@@ -327,9 +319,8 @@ PermWideSearch(IndexScanDesc scan, PermMatchCallback callback, void *arg,
 		int			rho = PermWideProbeRadius(layout->ntables, query->radius, t);
 
 		if (rho >= 0)
-			probe_ball(index, t, layout->prefix_bits[t], keys[t],
-					   Min(rho, layout->prefix_bits[t]), tenant, leaves,
-					   callback, arg, pins);
+			probe_ball(index, t, keys[t], Min(rho, layout->prefix_bits[t]),
+					   query->radius, tenant, leaves, callback, arg, pins);
 	}
 }
 
@@ -350,9 +341,11 @@ count_entry(void *arg, ItemPointer tid, uint64 key, int distance)
 static double
 tenant_rows(Relation index, PermWideOrder *wo)
 {
-	int			bits = PermWideSubstringBits(wo->width, wo->m, 0);
+	const PermLayout *layout = &PermGetState(index)->layout;
+	int			bits = layout->prefix_bits[0];
 	int			share = Min(6, bits);
-	uint64		low = (UINT64CONST(1) << (bits - share)) - 1;
+	uint64		low = (UINT64CONST(1) <<
+					   (bits - share + PermWideTailBits(layout, 0))) - 1;
 	uint64		lo = wo->tenant | (wo->keys[0] & ~low & (PG_UINT64_MAX >> PERM_TENANT_SHIFT));
 	double		n = 0;
 
@@ -588,20 +581,31 @@ tid_number(const ItemPointerData *tid)
 		ItemPointerGetOffsetNumberNoCheck(tid);
 }
 
+/* What the index-only sweep's callback needs, table by table */
+typedef struct SubstringSum
+{
+	tenantrows_hash *rows;
+	uint64		query;			/* the query's key in the table read */
+	int			tail;			/* its keys' tail bits, left out of the sum */
+} SubstringSum;
+
 /* Callback of the index-only sweep: add an entry's substring distance */
+SIMHASH_POPCNT
 static void
 add_substring(void *arg, ItemPointer tid, uint64 key, int distance)
 {
+	SubstringSum *sum = (SubstringSum *) arg;
 	TenantRow  *row;
 	bool		found;
 
-	row = tenantrows_insert((tenantrows_hash *) arg, tid_number(tid), &found);
+	row = tenantrows_insert(sum->rows, tid_number(tid), &found);
 	if (!found)
 	{
 		row->distance = 0;
 		row->tables = 0;
 	}
-	row->distance += distance;
+	/* the tenant's bits agree: what differs above the tail is substring */
+	row->distance += simhash_hamming((key ^ sum->query) >> sum->tail, 0);
 	row->tables++;
 }
 
@@ -628,17 +632,21 @@ read_tenant(IndexScanDesc scan, PermWideOrder *wo)
 		tenantrows_hash *rows;
 		tenantrows_iterator it;
 		TenantRow  *row;
+		SubstringSum sum;
 		bool		any_seen;
 		int			t;
 
 		rows = tenantrows_create(wo->tmp,
 								 (uint32) Min(Max(64.0, wo->rows * 1.5), 64.0 * 1024 * 1024),
 								 NULL);
+		sum.rows = rows;
 		for (t = 0; t < wo->m; t++)
 		{
 			CHECK_FOR_INTERRUPTS();
+			sum.query = wo->keys[t] | wo->tenant;
+			sum.tail = PermWideTailBits(&PermGetState(index)->layout, t);
 			probe_tenant(index, t, wo->tenant, wo->keys[t], PERM_MAX_HAMMING,
-						 add_substring, rows, NULL);
+						 add_substring, &sum, NULL);
 		}
 		any_seen = hash_get_num_entries(wo->seen) > 0;
 		tenantrows_start_iterate(rows, &it);
@@ -690,6 +698,7 @@ read_next(IndexScanDesc scan, PermScanOpaque so, PermWideOrder *wo)
 	int			t = 0;
 	int			u;
 	int			bits;
+	int			tail;
 	double		ring;
 	uint64	   *keys;
 	int64		n;
@@ -722,12 +731,13 @@ read_next(IndexScanDesc scan, PermScanOpaque so, PermWideOrder *wo)
 		return;
 	}
 	wo->rho[t]++;
-	keys = PermWideRing(wo->keys[t], bits, wo->rho[t], &n);
+	tail = PermWideTailBits(&PermGetState(scan->indexRelation)->layout, t);
+	keys = PermWideRing(wo->keys[t] >> tail, bits, wo->rho[t], &n);
 	for (i = 0; i < n; i++)
-		keys[i] |= wo->tenant;
-	PermProbeRanges(scan->indexRelation, t, keys, (int) n, 0,
-					wo->keys[t] | wo->tenant, PERM_MAX_HAMMING,
-					collect_pending, wo, NULL);
+		keys[i] = (keys[i] << tail) | wo->tenant;
+	PermProbeRanges(scan->indexRelation, t, keys, (int) n,
+					(UINT64CONST(1) << tail) - 1, wo->keys[t] | wo->tenant,
+					PERM_MAX_HAMMING, collect_pending, wo, NULL);
 	pfree(keys);
 	before = wo->read;
 	file_pending(scan, wo);
