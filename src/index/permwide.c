@@ -306,6 +306,28 @@ PermWideTailBits(const PermLayout *layout, int t)
 }
 
 /*
+ * How many of the substrings after t (up to the last, m - 1) table t's
+ * tail holds whole; *rest is set to the tail's bits after them.  Table t's
+ * keys then give the distance over substrings t .. t + n exactly: the
+ * index-only sweep within a tenant reads table t for them and goes on at
+ * t + n + 1 (permwidescan.c).
+ */
+int
+PermWideTailSubstrings(const PermLayout *layout, int t, int *rest)
+{
+	int			bits = PermWideTailBits(layout, t);
+	int			n = 0;
+
+	while (t + n + 1 < layout->ntables && bits >= layout->prefix_bits[t + n + 1])
+	{
+		bits -= layout->prefix_bits[t + n + 1];
+		n++;
+	}
+	*rest = bits;
+	return n;
+}
+
+/*
  * Each table's key of a code: substring t's bits, its first bit the most
  * significant, then its tail (PermWideTailBits): the leading bits of
  * substrings t + 1, t + 2, ... (mod m), in that order.  The substring

@@ -102,6 +102,7 @@ typedef struct PermWideOrder
 	bool		tenant_known;	/* false: a leading column has no equality
 								 * (the scan sweeps the table at once) */
 	bool		tenant_sweep;	/* the sweep reads the tenant's range */
+	int			sweep_tables;	/* tables its index-only form reads */
 	HTAB	   *seen;			/* TIDs found so far */
 	PermTidList *found;			/* [width + 1]: rows at each distance */
 	PermTidList pending;		/* TIDs of the last read, not yet looked at */
@@ -354,6 +355,19 @@ tenant_rows(Relation index, PermWideOrder *wo)
 	return n * ldexp(1.0, share);
 }
 
+/*
+ * The tables the index-only sweep reads, table t for substrings t .. t +
+ * n, n the substrings its tail holds whole (PermWideTailSubstrings): every
+ * table without tails, every other one when each key keeps the next
+ * substring whole (a fingerprint in four 16-bit substrings with 16-bit
+ * tails).  Returns the next table to read after t.
+ */
+static int
+sweep_next_table(const PermLayout *layout, int t, int *rest)
+{
+	return t + 1 + PermWideTailSubstrings(layout, t, rest);
+}
+
 /* Set up a nearest-neighbour scan */
 static PermWideOrder *
 order_begin(IndexScanDesc scan, PermScanOpaque so)
@@ -414,8 +428,12 @@ order_begin(IndexScanDesc scan, PermScanOpaque so)
 	wo->rows = Max(scan->indexRelation->rd_rel->reltuples, 100.0 * wo->leaves);
 	if (layout->tenants > 0 && wo->tenant_known)
 	{
+		int			rest;
+
 		wo->rows = -1;			/* the tenant's: counted when needed */
 		wo->tenant_sweep = true;
+		for (t = 0; t < wo->m; t = sweep_next_table(layout, t, &rest))
+			wo->sweep_tables++;
 	}
 	wo->tmp = AllocSetContextCreate(so->cxt, "simhash_perm wide row",
 									ALLOCSET_SMALL_SIZES);
@@ -586,7 +604,7 @@ typedef struct SubstringSum
 {
 	tenantrows_hash *rows;
 	uint64		query;			/* the query's key in the table read */
-	int			tail;			/* its keys' tail bits, left out of the sum */
+	int			rest;			/* its keys' low bits, left out of the sum */
 } SubstringSum;
 
 /* Callback of the index-only sweep: add an entry's substring distance */
@@ -604,17 +622,18 @@ add_substring(void *arg, ItemPointer tid, uint64 key, int distance)
 		row->distance = 0;
 		row->tables = 0;
 	}
-	/* the tenant's bits agree: what differs above the tail is substring */
-	row->distance += simhash_hamming((key ^ sum->query) >> sum->tail, 0);
+	/* the tenant's bits agree: above rest, only whole substrings differ */
+	row->distance += simhash_hamming((key ^ sum->query) >> sum->rest, 0);
 	row->tables++;
 }
 
 /*
  * The sweep of a scan confined to one tenant.  Without quals, from the
  * index alone: the substrings partition the code, so a row's distance is
- * the sum of its substrings' distances over the tenant's range of every
- * table; a row with an entry missing from some table (an insert cut short
- * by a crash, until VACUUM) is read instead.  With quals, which need the
+ * the sum of its substrings' distances over the tenant's range of the
+ * tables that hold them (sweep_next_table); a row with an entry missing
+ * from one of them (an insert cut short by a crash, until VACUUM) is read
+ * instead.  With quals, which need the
  * whole code, every entry of the tenant's range in table 0 (which holds
  * every row of it) is read and filed.  The rows seen by the rings before
  * are filed already; after the sweep every distance is complete.  The rows
@@ -634,17 +653,18 @@ read_tenant(IndexScanDesc scan, PermWideOrder *wo)
 		TenantRow  *row;
 		SubstringSum sum;
 		bool		any_seen;
-		int			t;
+		int			t,
+					next;
 
 		rows = tenantrows_create(wo->tmp,
 								 (uint32) Min(Max(64.0, wo->rows * 1.5), 64.0 * 1024 * 1024),
 								 NULL);
 		sum.rows = rows;
-		for (t = 0; t < wo->m; t++)
+		for (t = 0; t < wo->m; t = next)
 		{
 			CHECK_FOR_INTERRUPTS();
+			next = sweep_next_table(&PermGetState(index)->layout, t, &sum.rest);
 			sum.query = wo->keys[t] | wo->tenant;
-			sum.tail = PermWideTailBits(&PermGetState(index)->layout, t);
 			probe_tenant(index, t, wo->tenant, wo->keys[t], PERM_MAX_HAMMING,
 						 add_substring, &sum, NULL);
 		}
@@ -658,7 +678,7 @@ read_tenant(IndexScanDesc scan, PermWideOrder *wo)
 						   (OffsetNumber) (row->tid & 0xFFFF));
 			if (any_seen && hash_search(wo->seen, &tid, HASH_FIND, NULL))
 				continue;		/* filed by the rings */
-			if (row->tables != wo->m)
+			if (row->tables != wo->sweep_tables)
 				PermTidListAdd(&wo->pending, GetMemoryChunkContext(wo), &tid);
 			else if (row->distance <= wo->cap)
 				PermTidListAdd(&wo->found[row->distance],
@@ -678,13 +698,13 @@ read_tenant(IndexScanDesc scan, PermWideOrder *wo)
 /*
  * What the rings may cost before the scan sweeps: a share of reading every
  * row of the table in heap order; within a tenant, what its sweep costs,
- * each of its entries in every table (WIDE_TENANT_ENTRY_WORK each)
+ * each of its entries in the tables it reads (WIDE_TENANT_ENTRY_WORK each)
  */
 static double
 sweep_work(PermWideOrder *wo)
 {
 	if (wo->tenant_sweep)
-		return wo->rows * wo->m * WIDE_TENANT_ENTRY_WORK;
+		return wo->rows * wo->sweep_tables * WIDE_TENANT_ENTRY_WORK;
 	return wo->rows / WIDE_SWEEP_SHARE;
 }
 
