@@ -74,8 +74,12 @@
 #define WIDE_SWEEP_SHARE	8
 #define WIDE_KEY_WORK		4.0
 #define WIDE_ROW_WORK		6.0
-/* an entry of the tenant's sweep from the index alone: found, summed */
-#define WIDE_TENANT_ENTRY_WORK	1.5
+/*
+ * An entry of the tenant's sweep from the index alone, found and summed:
+ * about 35 ns (a tenant of 5,000 rows swept in 0.35 ms, one of a million
+ * in 68 ms, two entries a row)
+ */
+#define WIDE_TENANT_ENTRY_WORK	0.15
 /* rings within a tenant may cost this much before its size is sampled */
 #define WIDE_TENANT_FREE_WORK	400.0
 
@@ -628,6 +632,19 @@ add_substring(void *arg, ItemPointer tid, uint64 key, int distance)
 }
 
 /*
+ * The farthest an entry's key may lie from the center's for its row to
+ * pass the quals: the key's distance (substring and tail) is a lower bound
+ * on the row's, and no row beyond cap passes them.  Rows the quals would
+ * reject are then dropped in the leaf instead of read: the match query
+ * (radius r and ORDER BY, LIMIT 1) reads only rows its radius may hold.
+ */
+static int
+key_bound(const PermWideOrder *wo)
+{
+	return Min(wo->cap, PERM_MAX_HAMMING);
+}
+
+/*
  * The sweep of a scan confined to one tenant.  Without quals, from the
  * index alone: the substrings partition the code, so a row's distance is
  * the sum of its substrings' distances over the tenant's range of the
@@ -687,6 +704,9 @@ read_tenant(IndexScanDesc scan, PermWideOrder *wo)
 		tenantrows_destroy(rows);
 		MemoryContextReset(wo->tmp);
 	}
+	else if (wo->center != NULL)
+		probe_tenant(index, 0, wo->tenant, wo->keys[0], key_bound(wo),
+					 collect_pending, wo, NULL);
 	else
 		probe_tenant(index, 0, wo->tenant, 0, PERM_MAX_HAMMING,
 					 collect_pending, wo, NULL);
@@ -757,7 +777,7 @@ read_next(IndexScanDesc scan, PermScanOpaque so, PermWideOrder *wo)
 		keys[i] = (keys[i] << tail) | wo->tenant;
 	PermProbeRanges(scan->indexRelation, t, keys, (int) n,
 					(UINT64CONST(1) << tail) - 1, wo->keys[t] | wo->tenant,
-					PERM_MAX_HAMMING, collect_pending, wo, NULL);
+					key_bound(wo), collect_pending, wo, NULL);
 	pfree(keys);
 	before = wo->read;
 	file_pending(scan, wo);
