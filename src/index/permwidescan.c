@@ -110,6 +110,16 @@ typedef struct PermWideOrder
 	HTAB	   *seen;			/* TIDs found so far */
 	PermTidList *found;			/* [width + 1]: rows at each distance */
 	PermTidList pending;		/* TIDs of the last read, not yet looked at */
+
+	/*
+	 * Rings' TIDs whose key lies d > emit_d bits from the center's, at
+	 * deferred[d], d a lower bound on the row's distance: read only once
+	 * rows at d are to be handed out (flush_deferred), and never when the
+	 * scan ends before.  deferred_min: the least d listed, or
+	 * PERM_NDISTANCES.
+	 */
+	PermTidList deferred[PERM_NDISTANCES];
+	int			deferred_min;
 	int			emit_d;			/* the distance being handed out */
 	int64		emit_i;			/* of found[emit_d], handed out so far */
 	double		rows;			/* entries of a table, as the pages say */
@@ -128,6 +138,38 @@ collect_pending(void *arg, ItemPointer tid, uint64 key, int distance)
 	PermWideOrder *wo = (PermWideOrder *) arg;
 
 	PermTidListAdd(&wo->pending, GetMemoryChunkContext(wo), tid);
+}
+
+/*
+ * Callback of a ring's probes: as collect_pending, but a row whose key
+ * lies farther from the center's than the distance being handed out waits
+ * in deferred[] (distance is the key's, a lower bound on the row's).  Keys
+ * with a tail (permwide.c) bound rows tightly: a ring of short substrings
+ * holds many rows, few of them near.
+ */
+static void
+collect_ring(void *arg, ItemPointer tid, uint64 key, int distance)
+{
+	PermWideOrder *wo = (PermWideOrder *) arg;
+
+	if (distance <= wo->emit_d)
+	{
+		PermTidListAdd(&wo->pending, GetMemoryChunkContext(wo), tid);
+		return;
+	}
+	PermTidListAdd(&wo->deferred[distance], GetMemoryChunkContext(wo), tid);
+	wo->deferred_min = Min(wo->deferred_min, distance);
+}
+
+/* Forget the deferred rows: a sweep has filed every row */
+static void
+drop_deferred(PermWideOrder *wo)
+{
+	int			d;
+
+	for (d = 0; d < PERM_NDISTANCES; d++)
+		wo->deferred[d].n = 0;
+	wo->deferred_min = PERM_NDISTANCES;
 }
 
 /* Leaves of one table, about: the index's pages shared by its tables */
@@ -421,6 +463,7 @@ order_begin(IndexScanDesc scan, PermScanOpaque so)
 	}
 	for (t = 0; t < wo->m; t++)
 		wo->rho[t] = -1;
+	wo->deferred_min = PERM_NDISTANCES;
 	memset(&ctl, 0, sizeof(ctl));
 	ctl.keysize = sizeof(ItemPointerData);
 	ctl.entrysize = sizeof(ItemPointerData);
@@ -504,6 +547,32 @@ file_pending(IndexScanDesc scan, PermWideOrder *wo)
 	wo->pending.n = 0;
 }
 
+/*
+ * Read the deferred rows whose key lies within emit_d of the center's:
+ * one of them may lie at emit_d, and must be filed before the rows at
+ * emit_d are handed out or the distance is complete
+ */
+static void
+flush_deferred(IndexScanDesc scan, PermWideOrder *wo)
+{
+	int			d;
+
+	for (d = wo->deferred_min; d <= wo->emit_d && d < PERM_NDISTANCES; d++)
+	{
+		PermTidList *list = &wo->deferred[d];
+		int64		i;
+
+		for (i = 0; i < list->n; i++)
+			PermTidListAdd(&wo->pending, GetMemoryChunkContext(wo),
+						   &list->tids[i]);
+		list->n = 0;
+	}
+	while (wo->deferred_min < PERM_NDISTANCES &&
+		   wo->deferred[wo->deferred_min].n == 0)
+		wo->deferred_min++;
+	file_pending(scan, wo);
+}
+
 /* What a sweep's callback needs */
 typedef struct SweepState
 {
@@ -567,6 +636,7 @@ sweep(IndexScanDesc scan, PermScanOpaque so, PermWideOrder *wo)
 	PermReadRowsAsOwner(scan->heapRelation, scan->indexRelation,
 						scan->xs_snapshot, sweep_row, &ss);
 	hash_destroy(ss.handed);
+	drop_deferred(wo);
 	so->nulls_read = true;
 	so->next = 0;
 	wo->bound = wo->width + 1;
@@ -711,6 +781,7 @@ read_tenant(IndexScanDesc scan, PermWideOrder *wo)
 		probe_tenant(index, 0, wo->tenant, 0, PERM_MAX_HAMMING,
 					 collect_pending, wo, NULL);
 	file_pending(scan, wo);
+	drop_deferred(wo);			/* not seen, so filed above */
 	wo->work += (wo->read - before) * WIDE_ROW_WORK;
 	wo->bound = wo->width + 1;
 }
@@ -777,7 +848,7 @@ read_next(IndexScanDesc scan, PermScanOpaque so, PermWideOrder *wo)
 		keys[i] = (keys[i] << tail) | wo->tenant;
 	PermProbeRanges(scan->indexRelation, t, keys, (int) n,
 					(UINT64CONST(1) << tail) - 1, wo->keys[t] | wo->tenant,
-					key_bound(wo), collect_pending, wo, NULL);
+					key_bound(wo), collect_ring, wo, NULL);
 	pfree(keys);
 	before = wo->read;
 	file_pending(scan, wo);
@@ -807,6 +878,8 @@ PermWideKnnGettuple(IndexScanDesc scan, PermScanOpaque so)
 	{
 		PermTidList *list = &wo->found[wo->emit_d];
 
+		if (wo->emit_d <= wo->bound && wo->deferred_min <= wo->emit_d)
+			flush_deferred(scan, wo);
 		if (wo->emit_d <= wo->bound && wo->emit_i < list->n)
 		{
 			scan->xs_heaptid = list->tids[wo->emit_i++];
