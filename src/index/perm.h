@@ -607,7 +607,6 @@ extern int	PermWideProbeRadius(int m, int radius, int t);
 extern int	PermWideTailBits(const PermLayout *layout, int t);
 extern int	PermWideTailSubstrings(const PermLayout *layout, int t, int *rest);
 extern double PermWideBall(int bits, int radius);
-extern uint64 *PermWideRing(uint64 center, int bits, int distance, int64 *n);
 extern void PermWideModel(const PermLayout *layout, double rows, int radius,
 						  bool filtered, double *probes, double *candidates);
 

@@ -61,7 +61,6 @@
 #include "utils/rel.h"
 
 #include "index/perm.h"
-#include "index/permprobe.h"
 
 /* A layout is chosen for at least this many rows (an index built small) */
 #define WIDE_MIN_LAYOUT_ROWS	(1024.0 * 1024.0)
@@ -414,24 +413,6 @@ PermWideBall(int bits, int radius)
 		c = c * (bits - i) / (i + 1);
 	}
 	return sum;
-}
-
-/*
- * Every key at exactly distance from center within its low bits bits, in
- * ascending order; *n of them, C(bits, distance).  The caller keeps the
- * count reasonable (it weighs it against reading the table whole).
- */
-uint64 *
-PermWideRing(uint64 center, int bits, int distance, int64 *n)
-{
-	int64		count = (int64) (PermWideBall(bits, distance) -
-								 PermWideBall(bits, distance - 1) + 0.5);
-	uint64	   *out = palloc_extended(Max(count, 1) * sizeof(uint64), MCXT_ALLOC_HUGE);
-
-	Assert(distance >= 0 && distance <= bits && bits <= 64);
-	*n = PermNeighbourKeys(center, bits - 1, 0, distance, true, out);
-	Assert(*n == count);
-	return out;
 }
 
 /*

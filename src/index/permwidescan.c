@@ -172,6 +172,24 @@ drop_deferred(PermWideOrder *wo)
 	wo->deferred_min = PERM_NDISTANCES;
 }
 
+/*
+ * Every key at exactly distance from center within its low bits bits, in
+ * ascending order; *n of them, C(bits, distance).  The caller keeps the
+ * count reasonable (it weighs it against reading the table whole).
+ */
+static uint64 *
+wide_ring(uint64 center, int bits, int distance, int64 *n)
+{
+	int64		count = (int64) (PermWideBall(bits, distance) -
+								 PermWideBall(bits, distance - 1) + 0.5);
+	uint64	   *out = palloc_extended(Max(count, 1) * sizeof(uint64), MCXT_ALLOC_HUGE);
+
+	Assert(distance >= 0 && distance <= bits && bits <= 64);
+	*n = PermNeighbourKeys(center, bits - 1, 0, distance, true, out);
+	Assert(*n == count);
+	return out;
+}
+
 /* Leaves of one table, about: the index's pages shared by its tables */
 static double
 table_leaves(Relation index, int m)
@@ -843,7 +861,7 @@ read_next(IndexScanDesc scan, PermScanOpaque so, PermWideOrder *wo)
 	}
 	wo->rho[t]++;
 	tail = PermWideTailBits(&PermGetState(scan->indexRelation)->layout, t);
-	keys = PermWideRing(wo->keys[t] >> tail, bits, wo->rho[t], &n);
+	keys = wide_ring(wo->keys[t] >> tail, bits, wo->rho[t], &n);
 	for (i = 0; i < n; i++)
 		keys[i] = (keys[i] << tail) | wo->tenant;
 	PermProbeRanges(scan->indexRelation, t, keys, (int) n,
