@@ -16,6 +16,22 @@ BEGIN
   RETURN (plan -> 0 -> 'Plan' ->> 'Shared Hit Blocks')::int + (plan -> 0 -> 'Plan' ->> 'Shared Read Blocks')::int;
 END $$;
 
+-- VACUUM removes deleted rows only once no snapshot taken before the
+-- DELETE remains: an autovacuum ANALYZE of another test's table may hold
+-- one for a moment.  After a DELETE, note its transaction in
+-- simhash_test.after_delete, then wait (up to a minute) until no other
+-- backend's xmin is that old.
+CREATE PROCEDURE wait_for_older_snapshots() LANGUAGE plpgsql AS $$
+BEGIN
+	FOR i IN 1..600 LOOP
+		PERFORM pg_stat_clear_snapshot();
+		EXIT WHEN NOT EXISTS (SELECT 1 FROM pg_stat_activity
+							   WHERE pid <> pg_backend_pid() AND backend_xmin IS NOT NULL
+								 AND age(backend_xmin) >= age(current_setting('simhash_test.after_delete')::xid));
+		PERFORM pg_sleep(0.1);
+	END LOOP;
+END $$;
+
 SET enable_seqscan = off;
 SET enable_bitmapscan = off;
 
@@ -65,20 +81,9 @@ INSERT INTO churn SELECT g, pseudo_fp(g) FROM generate_series(1, 50000) g;
 CREATE INDEX churn_idx ON churn USING simhash_perm (fp);
 SELECT pg_relation_size('churn_idx') AS size_built \gset
 DELETE FROM churn WHERE id % 2 = 0;
--- VACUUM removes those rows only once no snapshot taken before the DELETE
--- remains: an autovacuum ANALYZE of another test's table may hold one for
--- a moment, so wait for such snapshots first (up to a minute)
+-- VACUUM removes those rows only once no older snapshot remains
 SELECT set_config('simhash_test.after_delete', pg_current_xact_id()::xid::text, false) IS NOT NULL AS noted;
-DO $$
-BEGIN
-	FOR i IN 1..600 LOOP
-		PERFORM pg_stat_clear_snapshot();
-		EXIT WHEN NOT EXISTS (SELECT 1 FROM pg_stat_activity
-							   WHERE pid <> pg_backend_pid() AND backend_xmin IS NOT NULL
-								 AND age(backend_xmin) >= age(current_setting('simhash_test.after_delete')::xid));
-		PERFORM pg_sleep(0.1);
-	END LOOP;
-END $$;
+CALL wait_for_older_snapshots();
 VACUUM (INDEX_CLEANUP ON) churn;
 SELECT (sum(entries) / 4)::int AS entries_after_vacuum FROM simhash_perm_info('churn_idx');
 INSERT INTO churn SELECT g, pseudo_fp(g) FROM generate_series(50001, 75000) g;
@@ -117,6 +122,8 @@ SELECT (SELECT count(*) FROM late_want) > 1000 AS many,
        (SELECT count(*) FROM (TABLE late_want EXCEPT ALL TABLE late_got) x) AS missing;
 -- VACUUM passes by the pages of the earlier layout: it counts the rows once
 DELETE FROM late WHERE id % 2 = 0;
+SELECT set_config('simhash_test.after_delete', pg_current_xact_id()::xid::text, false) IS NOT NULL AS noted;
+CALL wait_for_older_snapshots();
 VACUUM late;
 SELECT reltuples FROM pg_class WHERE relname = 'late_idx';
 SELECT count(*) FROM simhash_perm_check('late_idx', true);
@@ -148,3 +155,4 @@ VACUUM drift;
 
 DROP TABLE grow, probes, same, lowent, churn, late, late_uniform, drift;
 DROP FUNCTION probe_buffers(regclass, simhash64, int);
+DROP PROCEDURE wait_for_older_snapshots();
