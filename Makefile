@@ -32,6 +32,7 @@ OBJS = \
 	src/index/permprobe.o \
 	src/index/permscan.o \
 	src/index/permwidescan.o \
+	src/index/permwidetenant.o \
 	src/index/permknn.o \
 	src/index/permbuild.o \
 	src/index/permgrow.o \

@@ -24,6 +24,8 @@
  *	permwrite.c		writing whole tables bottom up (CREATE INDEX, permgrow.c)
  *	permscan.c		ambeginscan .. amendscan; the radius scan
  *	permwidescan.c	the radius and nearest-neighbour scans of bit(n) codes
+ *	permwidetenant.c	a tenant's entries read whole: each row's distance from
+ *					the index alone
  *	permknn.c		the nearest-neighbour scan: nearest first, ring by ring
  *	permprobe.c		queries into prefix probes; lists of heap TIDs
  *	permvacuum.c	ambulkdelete, amvacuumcleanup
@@ -609,6 +611,22 @@ extern int	PermWideTailSubstrings(const PermLayout *layout, int t, int *rest);
 extern double PermWideBall(int bits, int radius);
 extern void PermWideModel(const PermLayout *layout, double rows, int radius,
 						  bool filtered, double *probes, double *candidates);
+
+/* permwidetenant.c */
+extern void PermWideProbeTenant(Relation index, int t, uint64 tenant,
+								uint64 key, int radius,
+								PermMatchCallback callback, void *arg,
+								PermPinList *pins);
+extern int	PermWideTenantNextTable(const PermLayout *layout, int t,
+									int *rest);
+extern int	PermWideTenantTables(const PermLayout *layout);
+extern void PermWideTenantDistances(Relation index, uint64 tenant,
+									const uint64 *keys, double rows,
+									MemoryContext tmp,
+									void (*callback) (void *arg,
+													  ItemPointer tid,
+													  int distance),
+									void *arg);
 
 /* permtenant.c */
 extern void PermCheckTenantColumns(Relation index);

@@ -309,7 +309,7 @@ PermWideTailBits(const PermLayout *layout, int t)
  * tail holds whole; *rest is set to the tail's bits after them.  Table t's
  * keys then give the distance over substrings t .. t + n exactly: the
  * index-only sweep within a tenant reads table t for them and goes on at
- * t + n + 1 (permwidescan.c).
+ * t + n + 1 (permwidetenant.c).
  */
 int
 PermWideTailSubstrings(const PermLayout *layout, int t, int *rest)

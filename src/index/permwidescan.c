@@ -50,7 +50,6 @@
 #include <math.h>
 
 #include "access/relscan.h"
-#include "common/hashfn.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "utils/hsearch.h"
@@ -198,23 +197,6 @@ table_leaves(Relation index, int m)
 }
 
 /*
- * Every entry of table t within radius of key in its substring, read from
- * the tenant's whole key range (the whole table when there are no leading
- * columns: tenant is then 0)
- */
-static void
-probe_tenant(Relation index, int t, uint64 tenant, uint64 key, int radius,
-			 PermMatchCallback callback, void *arg, PermPinList *pins)
-{
-	const PermLayout *layout = &PermGetState(index)->layout;
-	uint64		hi = layout->tenants > 0 ?
-		tenant | (PG_UINT64_MAX >> PERM_TENANT_SHIFT) : PG_UINT64_MAX;
-
-	PermProbeRange(index, t, tenant, hi, key | tenant, radius, callback, arg,
-				   pins);
-}
-
-/*
  * Probe table t for every row whose substring lies within rho of the
  * query's and whose key (substring and tail) within radius of key, the
  * query's key: as key ranges, one per substring of the ball, or the table
@@ -236,8 +218,8 @@ probe_ball(Relation index, int t, uint64 key, int rho, int radius,
 
 	if (PermWideBall(bits, rho) > 2 * leaves)
 	{
-		probe_tenant(index, t, tenant, key, tail > 0 ? radius : rho,
-					 callback, arg, pins);
+		PermWideProbeTenant(index, t, tenant, key, tail > 0 ? radius : rho,
+							callback, arg, pins);
 		return;
 	}
 	ranges = palloc_extended(Max(1.0, PermWideBall(bits, rho)) * sizeof(uint64),
@@ -375,7 +357,8 @@ PermWideSearch(IndexScanDesc scan, PermMatchCallback callback, void *arg,
 	if (query == NULL)
 	{
 		/* only the leading columns' equalities: the tenant's rows */
-		probe_tenant(index, 0, tenant, 0, PERM_MAX_HAMMING, callback, arg, pins);
+		PermWideProbeTenant(index, 0, tenant, 0, PERM_MAX_HAMMING, callback,
+							arg, pins);
 		return;
 	}
 	PermWideKeys(layout, query->code, keys);
@@ -417,19 +400,6 @@ tenant_rows(Relation index, PermWideOrder *wo)
 	PermProbeRange(index, 0, lo, lo | low, 0, PERM_MAX_HAMMING, count_entry,
 				   &n, NULL);
 	return n * ldexp(1.0, share);
-}
-
-/*
- * The tables the index-only sweep reads, table t for substrings t .. t +
- * n, n the substrings its tail holds whole (PermWideTailSubstrings): every
- * table without tails, every other one when each key keeps the next
- * substring whole (a fingerprint in four 16-bit substrings with 16-bit
- * tails).  Returns the next table to read after t.
- */
-static int
-sweep_next_table(const PermLayout *layout, int t, int *rest)
-{
-	return t + 1 + PermWideTailSubstrings(layout, t, rest);
 }
 
 /* Set up a nearest-neighbour scan */
@@ -493,12 +463,9 @@ order_begin(IndexScanDesc scan, PermScanOpaque so)
 	wo->rows = Max(scan->indexRelation->rd_rel->reltuples, 100.0 * wo->leaves);
 	if (layout->tenants > 0 && wo->tenant_known)
 	{
-		int			rest;
-
 		wo->rows = -1;			/* the tenant's: counted when needed */
 		wo->tenant_sweep = true;
-		for (t = 0; t < wo->m; t = sweep_next_table(layout, t, &rest))
-			wo->sweep_tables++;
+		wo->sweep_tables = PermWideTenantTables(layout);
 	}
 	wo->tmp = AllocSetContextCreate(so->cxt, "simhash_perm wide row",
 									ALLOCSET_SMALL_SIZES);
@@ -661,65 +628,6 @@ sweep(IndexScanDesc scan, PermScanOpaque so, PermWideOrder *wo)
 }
 
 /*
- * A row of the tenant in the index-only sweep: its distance so far.  In a
- * simplehash table keyed by the TID as an integer: the sweep adds an
- * entry per row and table, a few hundred thousand for a large tenant.
- */
-typedef struct TenantRow
-{
-	uint64		tid;			/* block << 16 | offset */
-	int32		distance;		/* the sum of its substrings' distances */
-	int16		tables;			/* tables that held an entry of it */
-	char		status;			/* simplehash's */
-} TenantRow;
-
-#define SH_PREFIX		tenantrows
-#define SH_ELEMENT_TYPE	TenantRow
-#define SH_KEY_TYPE		uint64
-#define SH_KEY			tid
-#define SH_HASH_KEY(tb, key)	hash_combine(murmurhash32((uint32) ((key) >> 32)), murmurhash32((uint32) (key)))
-#define SH_EQUAL(tb, a, b)		((a) == (b))
-#define SH_SCOPE		static inline
-#define SH_DECLARE
-#define SH_DEFINE
-#include "lib/simplehash.h"
-
-static inline uint64
-tid_number(const ItemPointerData *tid)
-{
-	return ((uint64) ItemPointerGetBlockNumberNoCheck(tid) << 16) |
-		ItemPointerGetOffsetNumberNoCheck(tid);
-}
-
-/* What the index-only sweep's callback needs, table by table */
-typedef struct SubstringSum
-{
-	tenantrows_hash *rows;
-	uint64		query;			/* the query's key in the table read */
-	int			rest;			/* its keys' low bits, left out of the sum */
-} SubstringSum;
-
-/* Callback of the index-only sweep: add an entry's substring distance */
-SIMHASH_POPCNT
-static void
-add_substring(void *arg, ItemPointer tid, uint64 key, int distance)
-{
-	SubstringSum *sum = (SubstringSum *) arg;
-	TenantRow  *row;
-	bool		found;
-
-	row = tenantrows_insert(sum->rows, tid_number(tid), &found);
-	if (!found)
-	{
-		row->distance = 0;
-		row->tables = 0;
-	}
-	/* the tenant's bits agree: above rest, only whole substrings differ */
-	row->distance += simhash_hamming((key ^ sum->query) >> sum->rest, 0);
-	row->tables++;
-}
-
-/*
  * The farthest an entry's key may lie from the center's for its row to
  * pass the quals: the key's distance (substring and tail) is a lower bound
  * on the row's, and no row beyond cap passes them.  Rows the quals would
@@ -733,12 +641,30 @@ key_bound(const PermWideOrder *wo)
 }
 
 /*
+ * Callback of the index-only sweep (PermWideTenantDistances): file a row
+ * not seen by the rings at its distance, or read it when an entry of it
+ * was missing (distance -1)
+ */
+static void
+file_tenant_row(void *arg, ItemPointer tid, int distance)
+{
+	PermWideOrder *wo = (PermWideOrder *) arg;
+
+	if (hash_get_num_entries(wo->seen) > 0 &&
+		hash_search(wo->seen, tid, HASH_FIND, NULL))
+		return;					/* filed by the rings */
+	if (distance < 0)
+		PermTidListAdd(&wo->pending, GetMemoryChunkContext(wo), tid);
+	else if (distance <= wo->cap)
+		PermTidListAdd(&wo->found[distance], GetMemoryChunkContext(wo), tid);
+}
+
+/*
  * The sweep of a scan confined to one tenant.  Without quals, from the
- * index alone: the substrings partition the code, so a row's distance is
- * the sum of its substrings' distances over the tenant's range of the
- * tables that hold them (sweep_next_table); a row with an entry missing
- * from one of them (an insert cut short by a crash, until VACUUM) is read
- * instead.  With quals, which need the
+ * index alone (permwidetenant.c): a row's distance is the sum of its
+ * substrings' distances over the tenant's range of the tables that hold
+ * them; a row with an entry missing from one of them (an insert cut short
+ * by a crash, until VACUUM) is read instead.  With quals, which need the
  * whole code, every entry of the tenant's range in table 0 (which holds
  * every row of it) is read and filed.  The rows seen by the rings before
  * are filed already; after the sweep every distance is complete.  The rows
@@ -752,52 +678,14 @@ read_tenant(IndexScanDesc scan, PermWideOrder *wo)
 	double		before = wo->read;
 
 	if (wo->nquals == 0 && wo->center != NULL)
-	{
-		tenantrows_hash *rows;
-		tenantrows_iterator it;
-		TenantRow  *row;
-		SubstringSum sum;
-		bool		any_seen;
-		int			t,
-					next;
-
-		rows = tenantrows_create(wo->tmp,
-								 (uint32) Min(Max(64.0, wo->rows * 1.5), 64.0 * 1024 * 1024),
-								 NULL);
-		sum.rows = rows;
-		for (t = 0; t < wo->m; t = next)
-		{
-			CHECK_FOR_INTERRUPTS();
-			next = sweep_next_table(&PermGetState(index)->layout, t, &sum.rest);
-			sum.query = wo->keys[t] | wo->tenant;
-			probe_tenant(index, t, wo->tenant, wo->keys[t], PERM_MAX_HAMMING,
-						 add_substring, &sum, NULL);
-		}
-		any_seen = hash_get_num_entries(wo->seen) > 0;
-		tenantrows_start_iterate(rows, &it);
-		while ((row = tenantrows_iterate(rows, &it)) != NULL)
-		{
-			ItemPointerData tid;
-
-			ItemPointerSet(&tid, (BlockNumber) (row->tid >> 16),
-						   (OffsetNumber) (row->tid & 0xFFFF));
-			if (any_seen && hash_search(wo->seen, &tid, HASH_FIND, NULL))
-				continue;		/* filed by the rings */
-			if (row->tables != wo->sweep_tables)
-				PermTidListAdd(&wo->pending, GetMemoryChunkContext(wo), &tid);
-			else if (row->distance <= wo->cap)
-				PermTidListAdd(&wo->found[row->distance],
-							   GetMemoryChunkContext(wo), &tid);
-		}
-		tenantrows_destroy(rows);
-		MemoryContextReset(wo->tmp);
-	}
+		PermWideTenantDistances(index, wo->tenant, wo->keys, wo->rows, wo->tmp,
+								file_tenant_row, wo);
 	else if (wo->center != NULL)
-		probe_tenant(index, 0, wo->tenant, wo->keys[0], key_bound(wo),
-					 collect_pending, wo, NULL);
+		PermWideProbeTenant(index, 0, wo->tenant, wo->keys[0], key_bound(wo),
+							collect_pending, wo, NULL);
 	else
-		probe_tenant(index, 0, wo->tenant, 0, PERM_MAX_HAMMING,
-					 collect_pending, wo, NULL);
+		PermWideProbeTenant(index, 0, wo->tenant, 0, PERM_MAX_HAMMING,
+							collect_pending, wo, NULL);
 	file_pending(scan, wo);
 	drop_deferred(wo);			/* not seen, so filed above */
 	wo->work += (wo->read - before) * WIDE_ROW_WORK;
