@@ -29,6 +29,9 @@ simhash_build_install
 
 passed=0
 failed=0
+# what the sanitizer stage found out about a crash, printed again at the end
+SIMHASH_FAILURE_LOG=$(mktemp /tmp/simhash-failures.XXXXXX)
+export SIMHASH_FAILURE_LOG
 record() {	# suite name, exit status
 	if [ "$2" -eq 0 ]; then
 		passed=$((passed + 1))
@@ -179,6 +182,11 @@ else
 	fi
 fi
 
+if [ -s "$SIMHASH_FAILURE_LOG" ]; then
+	echo "== what explains the failures above (again, for a log read from its end)"
+	head -150 "$SIMHASH_FAILURE_LOG"
+fi
+rm -f "$SIMHASH_FAILURE_LOG"
 echo "== test suites"
 echo "suites: $passed passed, $failed failed"
 [ $failed -eq 0 ]

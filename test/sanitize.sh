@@ -147,6 +147,24 @@ log_reports() {
 }
 report_files() { find "$SAN" -type f | sort; }
 
+# What explains a failed TAP test: what the servers logged before a crash,
+# the sanitizers' reports, and the disk, whose filling up makes a WAL write
+# PANIC (an abort, signal 6).  Printed at once, and appended to
+# $SIMHASH_FAILURE_LOG when test/run_all.sh sets it: a CI run may show
+# only the end of the output, where run_all.sh prints that file again.
+explain_crash() {
+	local log f signal_re='terminated by signal ([0-8]|1[0-9])\b'
+
+	echo "---- $1 failed under the sanitizers"
+	for log in $(grep -lE "$signal_re" "$TAP"/tmp_check/log/*.log 2>/dev/null); do
+		echo "---- $log (before the crash)"
+		grep -B40 -m1 -E "$signal_re" "$log" | tail -41
+		grep -E 'PANIC|TRAP|AddressSanitizer|runtime error' "$log" | head -10
+	done
+	for f in $(report_files); do echo "---- $f"; head -60 "$f"; done
+	df -h /tmp "$TAP" 2>/dev/null || true
+}
+
 stage "copying PostgreSQL 15 to $P and building with $SAN_CFLAGS"
 mkdir -p "$P/usr/lib/postgresql" "$P/usr/share/postgresql" "$P/usr/include"
 cp -a /usr/lib/postgresql/15 "$P/usr/lib/postgresql/"
@@ -346,6 +364,7 @@ for t in $TAP_TESTS; do
 	ubsan_reports=$((ubsan_reports + $(echo "$crashes" | grep -c 'runtime error:' || true)))
 	if [ $rc -ne 0 ] || [ -n "$crashes" ]; then
 		[ -n "$crashes" ] && echo "$crashes" | head -20
+		explain_crash "$t" | tee -a "${SIMHASH_FAILURE_LOG:-/dev/null}"
 		find "$TAP" -name 'regress_log_*' | while read -r log; do
 			echo "---- $log (last 40 lines)"; tail -40 "$log"
 		done
