@@ -750,29 +750,87 @@ PermLayoutPageCount(Relation index)
 }
 
 /*
+ * The per-index state and its lifetime.
+ *
+ * The state lives in a memory context of its own under the relcache
+ * entry's rd_indexcxt, and rd_amcache points at a small PermStateRef that
+ * names it, not at the state itself.  The relcache pfree()s rd_amcache at
+ * every invalidation of the index (VACUUM's new statistics, ANALYZE, DDL),
+ * and a backend may accept one in the middle of an index call: any
+ * catalog lookup that misses its cache takes a lock, and taking a lock
+ * processes invalidations (the tenant's hash function looked up by the
+ * type cache, a row's index expression, the owner's identity).  The call
+ * up the stack still holds the state it began with; if the invalidation
+ * freed the state, the call would go on in freed memory (a crash that
+ * debug_discard_caches = 1 makes certain, and that the sanitizers caught
+ * under concurrent inserts and VACUUM).
+ *
+ * So an invalidation frees only the reference.  The next PermGetState finds
+ * rd_amcache empty, retires the state it named (moves its context under
+ * TopTransactionContext, so that it goes at the end of the transaction,
+ * when no index call can still hold it) and reads the metapage into a new
+ * one.  A call holding the old state finishes with it, as with a snapshot:
+ * it describes the index as it was when the call began.  A transaction
+ * keeps one retired state per invalidation of the index it sees, until it
+ * ends.
+ */
+typedef struct PermStateRef
+{
+	PermState  *state;
+} PermStateRef;
+
+#define PERM_STATE_CONTEXT_NAME "simhash_perm state"
+
+/*
+ * Let every state context under the index's rd_indexcxt (those no
+ * reference names any more) go at the end of the transaction; outside one
+ * no call can hold them, and they go at once
+ */
+static void
+retire_states(Relation index)
+{
+	MemoryContext child;
+	MemoryContext next;
+
+	for (child = index->rd_indexcxt->firstchild; child != NULL; child = next)
+	{
+		next = child->nextchild;
+		if (child->name == NULL ||
+			strcmp(child->name, PERM_STATE_CONTEXT_NAME) != 0)
+			continue;
+		if (TopTransactionContext != NULL)
+			MemoryContextSetParent(child, TopTransactionContext);
+		else
+			MemoryContextDelete(child);
+	}
+}
+
+/*
  * Drop the index's cached state, after its layout changed (permgrow.c):
- * the next PermGetState reads the metapage again.
+ * the next PermGetState reads the metapage again.  A caller up the stack
+ * may still hold the old state: it is retired, not freed.
  */
 void
 PermForgetState(Relation index)
 {
-	PermState  *state = (PermState *) index->rd_amcache;
+	PermStateRef *ref = (PermStateRef *) index->rd_amcache;
 
-	if (state == NULL)
+	if (ref == NULL)
 		return;
 	index->rd_amcache = NULL;
-	MemoryContextDelete(state->cxt);
+	pfree(ref);
+	retire_states(index);
 }
 
 /*
- * Index-wide state, read from the metapage once and kept in rd_amcache,
- * in a memory context of its own under rd_indexcxt (so it goes when the
- * relcache entry does, or at once by PermForgetState).
+ * Index-wide state, read from the metapage once and kept until the
+ * relcache entry is invalidated (see above)
  */
 PermState *
 PermGetState(Relation index)
 {
-	PermState  *state = (PermState *) index->rd_amcache;
+	PermStateRef *ref = (PermStateRef *) index->rd_amcache;
+	PermState  *state;
 	MemoryContext cxt;
 	Buffer		buf;
 	Page		page;
@@ -780,14 +838,17 @@ PermGetState(Relation index)
 	PermMetaCode code;
 	int			t;
 
-	if (state != NULL)
-		return state;
+	if (ref != NULL)
+		return ref->state;
+
+	/* an invalidation freed the reference: its state may still be in use */
+	retire_states(index);
 
 	buf = PermReadMetaPage(index, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
 	meta = PermPageGetMeta(page);
 
-	cxt = AllocSetContextCreate(index->rd_indexcxt, "simhash_perm state",
+	cxt = AllocSetContextCreate(index->rd_indexcxt, PERM_STATE_CONTEXT_NAME,
 								ALLOCSET_SMALL_SIZES);
 	state = MemoryContextAllocZero(cxt, sizeof(PermState));
 	state->cxt = cxt;
@@ -816,6 +877,8 @@ PermGetState(Relation index)
 	for (t = 0; t < state->layout.ntables; t++)
 		PermMakePermutation(state->layout.bits[t], &state->perm[t]);
 
-	index->rd_amcache = state;
+	ref = MemoryContextAlloc(index->rd_indexcxt, sizeof(PermStateRef));
+	ref->state = state;
+	index->rd_amcache = ref;
 	return state;
 }

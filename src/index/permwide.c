@@ -353,12 +353,13 @@ PermWideKeys(const PermLayout *layout, const VarBit *code, uint64 *keys)
 		{
 			int			b = pg_leftmost_one_pos32(v);
 			int			pos = byte * 8 + (7 - b);
-			int			t = pos % m;
+			int			sub_of_bit = pos % m;
 
 			v &= ~((uint32) 1 << b);
 			if (pos >= layout->width)
 				break;			/* padding, zero in a valid bit string */
-			keys[t] |= UINT64CONST(1) << (layout->prefix_bits[t] - 1 - pos / m);
+			keys[sub_of_bit] |= UINT64CONST(1) <<
+				(layout->prefix_bits[sub_of_bit] - 1 - pos / m);
 		}
 	}
 	if (layout->tail == 0)
