@@ -41,8 +41,10 @@
  * (PairsSink): emit_pair for simhash_pairs, uf_union for simhash_clusters.
  * pairsparallel.c runs the search in parallel workers; pairsquery.c reads
  * rows through the executor; pairssearch.c reads a heap's rows and searches
- * one permuted table, handing each pair it finds to the sink.  pairs.h is
- * what they share; calls run down that list.
+ * one permuted table, handing each pair it finds to the sink; pairswide.c
+ * searches bit(n) codes (multi-index hashing, its header has the
+ * argument), with the same sinks.  pairs.h is what they share; calls run
+ * down that list.
  *
  * Clusters are the connected components of the pairs, kept in a union-find
  * over the rows that have a near-duplicate.  Identical fingerprints are
