@@ -60,7 +60,7 @@ INSERT INTO docs VALUES (-1, NULL, 77), (-2, 3, NULL), (-3, NULL, NULL);
 CREATE INDEX docs_site ON docs USING simhash_perm (site, fp);
 ANALYZE docs;
 
--- one table per substring of at most 32 bits, every indexed row in each
+-- one table per substring of at most 48 bits, every indexed row in each
 -- (rows with a NULL tenant or fingerprint are not indexed)
 SELECT count(*) AS tables, min(prefix_bits), max(prefix_bits), sum(prefix_bits) AS bits,
 	   min(entries) = max(entries) AND min(entries) =

@@ -209,11 +209,15 @@ typedef struct PermMetaGrowth
 
 /*
  * An index with leading equality columns, (tenant, ..., code), keys every
- * table on the tenant's 32-bit hash above a substring of at most 32 bits
- * (permtenant.c)
+ * table on a 16-bit hash of the tenant above 48 bits of the code, and each
+ * entry keeps 16 more bits of the code beside its key (KeyTid.extra): a
+ * 64-bit code whole (permtenant.c, permwide.c)
  */
 #define PERM_MAX_TENANT_COLUMNS	8
-#define PERM_TENANT_SHIFT		32
+#define PERM_TENANT_SHIFT		48
+#define PERM_TENANT_EXTRA_BITS	16
+/* the code's bits of a key after leading columns, below the tenant's */
+#define PERM_TENANT_CODE_MASK	(PG_UINT64_MAX >> (64 - PERM_TENANT_SHIFT))
 
 typedef struct PermMetaCode
 {
@@ -224,7 +228,9 @@ typedef struct PermMetaCode
 	uint16		tenants;		/* leading equality columns (permtenant.c) */
 	uint16		tail;			/* code bits each key keeps after its
 								 * substring, at most (permwide.c) */
-	uint16		reserved2;
+	uint16		extra;			/* code bits each entry keeps beyond its
+								 * key: PERM_TENANT_EXTRA_BITS with leading
+								 * columns, else 0 */
 	uint64		layout_rows;	/* rows the layout was chosen for */
 } PermMetaCode;
 
@@ -244,6 +250,8 @@ typedef struct PermPageOpaqueData
 	uint8		key_bytes;		/* leaves: entry format (permleaf.c) */
 	uint8		block_bytes;
 	uint8		off_bytes;
+	uint8		extra_bytes;	/* leaves: bytes of KeyTid.extra an entry
+								 * keeps (0 or 2), the index's for life */
 	ItemPointerData hikey_tid;
 	uint16		page_id;		/* PERM_PAGE_ID, the special space's last field */
 } PermPageOpaqueData;
@@ -299,6 +307,8 @@ typedef struct PermLayout
 	int			tenants;		/* leading equality columns (permtenant.c) */
 	int			tail;			/* bit(n) codes: bits of the code each key
 								 * keeps after its substring, at most */
+	int			extra;			/* bits of the code each entry keeps beyond
+								 * its key (KeyTid.extra) */
 	int			max_distance;	/* K (for bit(n) codes, the design radius) */
 	int			blocks;			/* B */
 	int			ntables;		/* C(B, K) */
@@ -420,6 +430,14 @@ typedef void (*PermMatchCallback) (void *arg, ItemPointer tid, uint64 key,
 /*
  * Inline helpers, used in the inner loops of descents, probes and builds
  */
+
+/* A heap TID as one integer, block << 16 | offset: a hash key */
+static inline uint64
+PermTidNumber(const ItemPointerData *tid)
+{
+	return ((uint64) ItemPointerGetBlockNumberNoCheck(tid) << 16) |
+		ItemPointerGetOffsetNumberNoCheck(tid);
+}
 
 /* Order of entries: permuted key as unsigned, then heap TID */
 static inline int
@@ -543,11 +561,12 @@ extern Buffer PermLeftmostPage(Relation index, int table, int target_level);
 extern Buffer PermDescend(Relation index, int table, const KeyTid *key,
 						  int target_level, int lockmode);
 extern void PermProbeRange(Relation index, int table, uint64 lo, uint64 hi,
-						   uint64 query_key, int max_distance,
-						   PermMatchCallback callback, void *arg,
-						   PermPinList *pins);
+						   uint64 query_key, uint16 query_extra,
+						   int max_distance, PermMatchCallback callback,
+						   void *arg, PermPinList *pins);
 extern void PermProbeRanges(Relation index, int table, const uint64 *lo, int n,
-							uint64 low_mask, uint64 query_key, int max_distance,
+							uint64 low_mask, uint64 query_key,
+							uint16 query_extra, int max_distance,
 							PermMatchCallback callback, void *arg,
 							PermPinList *pins);
 extern void PermReleasePins(PermPinList *pins);
@@ -604,9 +623,11 @@ extern void PermWideChooseLayout(int width, int tenants, int radius,
 								 PermLayout *layout);
 extern void PermWideCheckWidth(Relation index, int width, int got);
 extern void PermWideKeys(const PermLayout *layout, const VarBit *code,
-						 uint64 *keys);
+						 uint64 *keys, uint16 *extras);
 extern int	PermWideProbeRadius(int m, int radius, int t);
 extern int	PermWideTailBits(const PermLayout *layout, int t);
+extern int	PermWideExtraBits(const PermLayout *layout, int t);
+extern bool PermWideEntryHoldsCode(const PermLayout *layout, int t);
 extern int	PermWideTailSubstrings(const PermLayout *layout, int t, int *rest);
 extern double PermWideBall(int bits, int radius);
 extern void PermWideModel(const PermLayout *layout, double rows, int radius,
@@ -614,15 +635,15 @@ extern void PermWideModel(const PermLayout *layout, double rows, int radius,
 
 /* permwidetenant.c */
 extern void PermWideProbeTenant(Relation index, int t, uint64 tenant,
-								uint64 key, int radius,
+								uint64 key, uint16 extra, int radius,
 								PermMatchCallback callback, void *arg,
 								PermPinList *pins);
 extern int	PermWideTenantNextTable(const PermLayout *layout, int t,
 									int *rest);
 extern int	PermWideTenantTables(const PermLayout *layout);
 extern void PermWideTenantDistances(Relation index, uint64 tenant,
-									const uint64 *keys, double rows,
-									MemoryContext tmp,
+									const uint64 *keys, const uint16 *extras,
+									double rows, MemoryContext tmp,
 									void (*callback) (void *arg,
 													  ItemPointer tid,
 													  int distance),
@@ -635,7 +656,7 @@ extern bool PermTenantBits(Relation index, const Datum *values,
 						   const bool *isnull, uint64 *bits);
 extern bool PermRowKeys(Relation index, const PermLayout *layout,
 						const Datum *values, const bool *isnull,
-						uint64 *keys);
+						uint64 *keys, uint16 *extras);
 extern bool PermScanTenantBits(IndexScanDesc scan, uint64 *bits, bool *none);
 extern bool PermTenantRowMatches(IndexScanDesc scan, const Datum *values,
 								 const bool *isnull);

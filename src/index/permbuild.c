@@ -118,6 +118,7 @@ collect_code(Relation index, PermBuildState *bs, ItemPointer tid,
 			 Datum *values, bool *isnull)
 {
 	uint64		keys[PERM_MAX_TABLES];
+	uint16		extras[PERM_MAX_TABLES];
 	KeyTid		rec;
 	int			t;
 
@@ -127,12 +128,13 @@ collect_code(Relation index, PermBuildState *bs, ItemPointer tid,
 		wide_begin(bs->heap, index, bs,
 				   declared_width(index) > 0 ? declared_width(index) :
 				   VARBITLEN(DatumGetVarBitP(values[PermCodeColumn(index)])));
-	if (!PermRowKeys(index, &bs->wide_layout, values, isnull, keys))
+	if (!PermRowKeys(index, &bs->wide_layout, values, isnull, keys, extras))
 		return;
 	rec.tid = *tid;
 	for (t = 0; t < bs->wide_layout.ntables; t++)
 	{
 		rec.key = keys[t];
+		rec.extra = extras[t];
 		RecStoreAdd(bs->wide_rows[t], &rec);
 	}
 	bs->n++;
@@ -155,6 +157,7 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 		return;
 	rec.key = (uint64) DatumGetInt64(values[0]);
 	rec.tid = *tid;
+	rec.extra = 0;
 	RecStoreAdd(bs->rows, &rec);
 	bs->n++;
 	bs->batch[bs->nbatch++] = rec.key;
@@ -275,6 +278,7 @@ write_index(Relation index, ForkNumber fork, PermBuildState *bs)
 		code.substrings = layout.ntables;
 		code.tenants = layout.tenants;
 		code.tail = layout.tail;
+		code.extra = layout.extra;
 		code.layout_rows = bs->n;
 		PermMetaSetCode(metapage, &code);
 	}

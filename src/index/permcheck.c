@@ -61,6 +61,7 @@ typedef struct HeapRows
 {
 	uint64	   *fps;			/* per row: the fingerprint, or for bit(n)
 								 * codes its key in each table */
+	uint16	   *extras;			/* bit(n) codes: each entry's extra bits */
 	ItemPointerData *tids;
 	int64		n;
 	int64		capacity;
@@ -119,6 +120,9 @@ collect_row(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 		rows->capacity *= 2;
 		rows->fps = repalloc_huge(rows->fps,
 								  rows->capacity * rows->per_row * sizeof(uint64));
+		if (rows->extras)
+			rows->extras = repalloc_huge(rows->extras,
+										 rows->capacity * rows->per_row * sizeof(uint16));
 		rows->tids = repalloc_huge(rows->tids,
 								   rows->capacity * sizeof(ItemPointerData));
 	}
@@ -126,7 +130,8 @@ collect_row(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	{
 		/* every table's key; a row with a NULL tenant has none */
 		if (!PermRowKeys(rows->index, rows->codes, values, isnull,
-						 &rows->fps[rows->n * rows->per_row]))
+						 &rows->fps[rows->n * rows->per_row],
+						 &rows->extras[rows->n * rows->per_row]))
 			return;
 	}
 	else
@@ -203,7 +208,15 @@ check_entries(TableCheck *tc, Buffer buf, const KeyTid *low, KeyTid *prev,
 				missing_row(tc, h, psprintf("belongs before block %u", blkno));
 			/* an index entry without a heap row is a dead one: skip it */
 			if (c == 0)
+			{
+				if (h->extra != scratch[i].extra)
+					corrupt(tc, blkno,
+							psprintf("The entry of heap row (%u,%u) keeps the code bits %04X beside its key; the row's are %04X.",
+									 ItemPointerGetBlockNumberNoCheck(&h->tid),
+									 ItemPointerGetOffsetNumberNoCheck(&h->tid),
+									 scratch[i].extra, h->extra));
 				tc->heap_next++;
+			}
 		}
 	}
 }
@@ -397,6 +410,8 @@ simhash_perm_check(PG_FUNCTION_ARGS)
 			rows.per_row = rows.codes->ntables;
 		}
 		rows.fps = palloc(rows.capacity * rows.per_row * sizeof(uint64));
+		if (rows.codes)
+			rows.extras = palloc(rows.capacity * rows.per_row * sizeof(uint16));
 		rows.tids = palloc(rows.capacity * sizeof(ItemPointerData));
 
 		/* index expressions and predicate: the table owner's code */
@@ -429,6 +444,8 @@ simhash_perm_check(PG_FUNCTION_ARGS)
 					rows.fps[i * rows.per_row + t] :
 					PermPermute(perm, rows.fps[i]);
 				tc.heap_keys[i].tid = rows.tids[i];
+				tc.heap_keys[i].extra = rows.codes ?
+					rows.extras[i * rows.per_row + t] : 0;
 			}
 			tc.nheap = rows.n;
 			sort_check_entries(tc.heap_keys, tc.nheap);

@@ -430,13 +430,14 @@ typedef struct LeafProbe
 
 /*
  * Report the entries of one share-locked leaf whose key lies in [from, hi]
- * and is within max_distance of query_key.  Compiled with and without
+ * and is within max_distance of query_key (the key's bits and, on leaves
+ * that keep them, KeyTid.extra's bits against query_extra).  Compiled with and without
  * POPCNT (SIMHASH_POPCNT): this loop is where a scan spends its time.
  */
 SIMHASH_POPCNT
 static void
 probe_leaf(Page page, const KeyTid *from, uint64 lo, uint64 hi,
-		   uint64 query_key, int max_distance,
+		   uint64 query_key, uint16 query_extra, int max_distance,
 		   PermMatchCallback callback, void *arg, LeafProbe *result)
 {
 	PermPageOpaque opaque = PermPageGetOpaque(page);
@@ -475,6 +476,8 @@ probe_leaf(Page page, const KeyTid *from, uint64 lo, uint64 hi,
 			break;
 		}
 		d = simhash_hamming(key, query_key);
+		if (d <= max_distance && lk.has_extra)
+			d += simhash_hamming(PermLeafExtraAt(&lk, i), query_extra);
 		if (d <= max_distance)
 		{
 			PermReadLeafEntry(page, i, &e);
@@ -501,6 +504,8 @@ probe_leaf(Page page, const KeyTid *from, uint64 lo, uint64 hi,
 		if (key < lo || key > hi)
 			continue;
 		d = simhash_hamming(key, query_key);
+		if (d <= max_distance && lk.has_extra)
+			d += simhash_hamming(PermLeafExtraAt(&lk, i), query_extra);
 		if (d <= max_distance)
 		{
 			PermReadLeafEntry(page, i, &e);
@@ -558,7 +563,7 @@ PermReleasePins(PermPinList *pins)
  */
 static Buffer
 probe_range(Relation index, int table, Buffer buf, uint64 lo, uint64 hi,
-			uint64 query_key, int max_distance,
+			uint64 query_key, uint16 query_extra, int max_distance,
 			PermMatchCallback callback, void *arg, PermPinList *pins)
 {
 	KeyTid		search;
@@ -575,8 +580,8 @@ probe_range(Relation index, int table, Buffer buf, uint64 lo, uint64 hi,
 		PermPageOpaque opaque = PermPageGetOpaque(page);
 		LeafProbe	probe;
 
-		probe_leaf(page, &search, lo, hi, query_key, max_distance,
-				   callback, arg, &probe);
+		probe_leaf(page, &search, lo, hi, query_key, query_extra,
+				   max_distance, callback, arg, &probe);
 		if (pins != NULL && probe.reported > 0)
 			keep_pin(pins, buf);
 
@@ -610,12 +615,12 @@ probe_range(Relation index, int table, Buffer buf, uint64 lo, uint64 hi,
 /* Report every entry of a table in [lo, hi] within max_distance of query_key */
 void
 PermProbeRange(Relation index, int table, uint64 lo, uint64 hi,
-			   uint64 query_key, int max_distance,
+			   uint64 query_key, uint16 query_extra, int max_distance,
 			   PermMatchCallback callback, void *arg, PermPinList *pins)
 {
 	UnlockReleaseBuffer(probe_range(index, table, InvalidBuffer, lo, hi,
-									query_key, max_distance, callback, arg,
-									pins));
+									query_key, query_extra, max_distance,
+									callback, arg, pins));
 }
 
 /*
@@ -626,8 +631,9 @@ PermProbeRange(Relation index, int table, uint64 lo, uint64 hi,
  */
 void
 PermProbeRanges(Relation index, int table, const uint64 *lo, int n,
-				uint64 low_mask, uint64 query_key, int max_distance,
-				PermMatchCallback callback, void *arg, PermPinList *pins)
+				uint64 low_mask, uint64 query_key, uint16 query_extra,
+				int max_distance, PermMatchCallback callback, void *arg,
+				PermPinList *pins)
 {
 	Buffer		buf = InvalidBuffer;
 	int			i;
@@ -647,7 +653,8 @@ PermProbeRanges(Relation index, int table, const uint64 *lo, int n,
 			CHECK_FOR_INTERRUPTS();
 		}
 		buf = probe_range(index, table, buf, lo[i], lo[i] | low_mask,
-						  query_key, max_distance, callback, arg, pins);
+						  query_key, query_extra, max_distance, callback,
+						  arg, pins);
 	}
 	if (BufferIsValid(buf))
 		UnlockReleaseBuffer(buf);

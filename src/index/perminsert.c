@@ -331,6 +331,7 @@ split_pages(const PermSplit *split, int nleft, const KeyTid *sep, Page lpage,
 	ropaque->hikey = lopaque->hikey;
 	ropaque->hikey_tid = lopaque->hikey_tid;
 	ropaque->lokey = sep->key;
+	ropaque->extra_bytes = lopaque->extra_bytes;
 
 	lopaque->rightlink = rblkno;
 	lopaque->hikey = sep->key;
@@ -643,13 +644,16 @@ perminsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 		 * keys (permwide.c, permtenant.c); none for a NULL tenant
 		 */
 		uint64		wkeys[PERM_MAX_TABLES];
+		uint16		extras[PERM_MAX_TABLES];
 
-		if (!PermRowKeys(index, &state->layout, values, isnull, wkeys))
+		if (!PermRowKeys(index, &state->layout, values, isnull, wkeys,
+						 extras))
 			return false;
 		for (t = 0; t < state->layout.ntables; t++)
 		{
 			keys[t].key = wkeys[t];
 			keys[t].tid = *ht_ctid;
+			keys[t].extra = extras[t];
 		}
 		insert_row(index, state->layout.ntables, keys);
 		return false;
@@ -659,6 +663,7 @@ perminsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	{
 		keys[t].key = PermPermute(&state->perm[t], fp);
 		keys[t].tid = *ht_ctid;
+		keys[t].extra = 0;
 	}
 	insert_row(index, state->layout.ntables, keys);
 

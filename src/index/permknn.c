@@ -280,7 +280,7 @@ order_read_ring(IndexScanDesc scan, PermState *state, PermScanOpaque so)
 		int			bound = so->order_null ? PERM_MAX_HAMMING : pass_bound(index, so);
 
 		ss.table = 0;
-		PermProbeRange(index, 0, 0, PG_UINT64_MAX, so->queries[0].key[0],
+		PermProbeRange(index, 0, 0, PG_UINT64_MAX, so->queries[0].key[0], 0,
 					   bound, PermSearchMatch, &ss, NULL);
 		so->passes++;
 		so->complete = bound;

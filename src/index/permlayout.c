@@ -237,6 +237,9 @@ PermChooseLayout(int max_distance, int blocks, const double *bit_ones,
 				t = 0;
 
 	layout->width = 0;			/* 64-bit fingerprints */
+	layout->tenants = 0;
+	layout->tail = 0;
+	layout->extra = 0;
 	order_bits_by_entropy(bit_ones, entropy, order);
 	assign_bits_to_blocks(blocks, entropy, order, layout->block_of_bit);
 

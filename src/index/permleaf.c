@@ -21,6 +21,10 @@
  *	  rewritten whole.
  *	- heap block number in block_bytes bytes (1 to 4) and offset in off_bytes
  *	  bytes (1 or 2): as many as the largest on the page needs.
+ *	- KeyTid.extra in extra_bytes bytes: 2 in an index with leading
+ *	  equality columns (16 more bits of the code), else none.  Fixed for
+ *	  the index's life: a leaf takes it from the leaf it splits from, or
+ *	  from the build.
  *
  * All multi-byte values are little-endian.  The format is chosen when the
  * entries are (re)written: by the build, a split, a tail merge or VACUUM.
@@ -127,7 +131,8 @@ PermLeafEntrySize(Page page)
 {
 	PermPageOpaque opaque = PermPageGetOpaque(page);
 
-	return opaque->key_bytes + opaque->block_bytes + opaque->off_bytes;
+	return opaque->key_bytes + opaque->block_bytes + opaque->off_bytes +
+		opaque->extra_bytes;
 }
 
 /* Entry i of a leaf, decoded */
@@ -137,11 +142,15 @@ PermReadLeafEntry(Page page, int i, KeyTid *out)
 	PermPageOpaque opaque = PermPageGetOpaque(page);
 	int			kb = opaque->key_bytes;
 	const unsigned char *p = (const unsigned char *) PermPageEntries(page) +
-		(size_t) i * (kb + opaque->block_bytes + opaque->off_bytes);
+		(size_t) i * PermLeafEntrySize(page);
+
 	out->key = PermLeafKeyBase(opaque) + load_le(p, kb);
 	p += kb;
 	ItemPointerSet(&out->tid, (BlockNumber) load_le(p, opaque->block_bytes),
 				   (OffsetNumber) load_le(p + opaque->block_bytes, opaque->off_bytes));
+	p += opaque->block_bytes + opaque->off_bytes;
+	out->extra = opaque->extra_bytes > 0 ?
+		(uint16) load_le(p, opaque->extra_bytes) : 0;
 }
 
 /*
@@ -150,12 +159,14 @@ PermReadLeafEntry(Page page, int i, KeyTid *out)
  */
 static inline int
 encode_entry(unsigned char *out, const KeyTid *key, uint64 base, int kb,
-			 int bb, int ob)
+			 int bb, int ob, int eb)
 {
 	store_le(out, key->key - base, kb);
 	store_le(out + kb, ItemPointerGetBlockNumberNoCheck(&key->tid), bb);
 	store_le(out + kb + bb, ItemPointerGetOffsetNumberNoCheck(&key->tid), ob);
-	return kb + bb + ob;
+	if (eb > 0)
+		store_le(out + kb + bb + ob, key->extra, eb);
+	return kb + bb + ob + eb;
 }
 
 /* Encode an entry at slot i in the page's format */
@@ -166,7 +177,7 @@ write_leaf_entry(Page page, int i, const KeyTid *key)
 	unsigned char tmp[32];
 	int			esize = encode_entry(tmp, key, PermLeafKeyBase(opaque),
 									 opaque->key_bytes, opaque->block_bytes,
-									 opaque->off_bytes);
+									 opaque->off_bytes, opaque->extra_bytes);
 
 	memcpy(PermPageEntries(page) + (size_t) i * esize, tmp, esize);
 }
@@ -196,18 +207,22 @@ tid_widths(const KeyTid *keys, int n, const KeyTid *extra, int *block_bytes,
 
 /*
  * Entry size for a leaf with key range [lo, hi] whose largest TID fields
- * are maxblock and maxoff; the build uses it to fill pages.
+ * are maxblock and maxoff, each entry keeping extra_bytes of KeyTid.extra;
+ * the build uses it to fill pages.
  */
 int
-PermLeafFormatSize(uint64 lo, uint64 hi, BlockNumber maxblock, OffsetNumber maxoff)
+PermLeafFormatSize(uint64 lo, uint64 hi, BlockNumber maxblock,
+				   OffsetNumber maxoff, int extra_bytes)
 {
-	return key_bytes_for_range(lo, hi) + bytes_for(maxblock) + bytes_for(maxoff);
+	return key_bytes_for_range(lo, hi) + bytes_for(maxblock) +
+		bytes_for(maxoff) + extra_bytes;
 }
 
 /*
  * Write keys[0..n-1] as the page's entries, the first nsorted of them in
  * key order, in the format that the page's range (lokey, hikey and
- * rightlink must already be set) and these TIDs need.  Returns false,
+ * rightlink must already be set) and these TIDs need, each keeping the
+ * page's extra_bytes (set when the leaf was made).  Returns false,
  * changing nothing, if they do not fit.
  */
 bool
@@ -219,12 +234,13 @@ PermLeafSetEntries(Page page, const KeyTid *keys, int n, int nsorted)
 	int			kb,
 				bb,
 				ob,
+				eb = opaque->extra_bytes,
 				i;
 
 	leaf_range(page, &lo, &hi);
 	kb = key_bytes_for_range(lo, hi);
 	tid_widths(keys, n, NULL, &bb, &ob);
-	if ((size_t) n * (kb + bb + ob) > PERM_PAGE_SPACE)
+	if ((size_t) n * (kb + bb + ob + eb) > PERM_PAGE_SPACE)
 		return false;
 
 	if (perm_write_old_leaf_format)
@@ -241,13 +257,13 @@ PermLeafSetEntries(Page page, const KeyTid *keys, int n, int nsorted)
 		uint64		base = PermLeafKeyBase(opaque);
 
 		for (i = 0; i < n; i++)
-			out += encode_entry(out, &keys[i], base, kb, bb, ob);
+			out += encode_entry(out, &keys[i], base, kb, bb, ob, eb);
 		memcpy(PermPageEntries(page), buf, out - buf);
 	}
 	opaque->nentries = n;
 	opaque->nsorted = nsorted;
 	((PageHeader) page)->pd_lower =
-		(PermPageEntries(page) - (char *) page) + n * (kb + bb + ob);
+		(PermPageEntries(page) - (char *) page) + n * (kb + bb + ob + eb);
 	return true;
 }
 
@@ -283,8 +299,8 @@ PermLeafHasRoom(Page page, const KeyTid *key)
 	int			ob = Max(opaque->off_bytes,
 						 bytes_for(ItemPointerGetOffsetNumberNoCheck(&key->tid)));
 
-	return (size_t) (opaque->nentries + 1) * (opaque->key_bytes + bb + ob) <=
-		PERM_PAGE_SPACE;
+	return (size_t) (opaque->nentries + 1) *
+		(opaque->key_bytes + bb + ob + opaque->extra_bytes) <= PERM_PAGE_SPACE;
 }
 
 /*
@@ -313,7 +329,7 @@ PermLeafEncodeEntry(Page page, const KeyTid *key, char *out)
 
 	return encode_entry((unsigned char *) out, key, PermLeafKeyBase(opaque),
 						opaque->key_bytes, opaque->block_bytes,
-						opaque->off_bytes);
+						opaque->off_bytes, opaque->extra_bytes);
 }
 
 /*

@@ -52,6 +52,8 @@ typedef struct PermLeafKeys
 	int			entry_size;
 	uint64		mask;			/* the stored key bytes */
 	uint64		base;			/* added to them: PermLeafKeyBase() */
+	int			extra_at;		/* KeyTid.extra's offset in an entry */
+	bool		has_extra;		/* entries keep KeyTid.extra (2 bytes) */
 } PermLeafKeys;
 
 static inline void
@@ -61,9 +63,23 @@ PermLeafKeysInit(PermLeafKeys *lk, Page page)
 	int			kb = opaque->key_bytes;
 
 	lk->entries = (const unsigned char *) PermPageEntries(page);
-	lk->entry_size = kb + opaque->block_bytes + opaque->off_bytes;
+	lk->extra_at = kb + opaque->block_bytes + opaque->off_bytes;
+	lk->entry_size = lk->extra_at + opaque->extra_bytes;
+	lk->has_extra = opaque->extra_bytes > 0;
 	lk->mask = kb >= 8 ? PG_UINT64_MAX : (UINT64CONST(1) << (8 * kb)) - 1;
 	lk->base = PermLeafKeyBase(opaque);
+}
+
+/* Entry i's KeyTid.extra (0 on leaves that keep none), little-endian */
+static inline uint16
+PermLeafExtraAt(const PermLeafKeys *lk, int i)
+{
+	const unsigned char *p;
+
+	if (!lk->has_extra)
+		return 0;
+	p = lk->entries + (size_t) i * lk->entry_size + lk->extra_at;
+	return (uint16) (p[0] | (p[1] << 8));
 }
 
 static inline uint64
@@ -88,7 +104,7 @@ extern bool perm_write_old_leaf_format;
 extern int	PermLeafEntrySize(Page page);
 extern void PermReadLeafEntry(Page page, int i, KeyTid *out);
 extern int	PermLeafFormatSize(uint64 lo, uint64 hi, BlockNumber maxblock,
-							   OffsetNumber maxoff);
+							   OffsetNumber maxoff, int extra_bytes);
 extern bool PermLeafSetEntries(Page page, const KeyTid *keys, int n,
 							   int nsorted);
 extern int	PermLeafSortedEntries(Page page, KeyTid *out);

@@ -41,7 +41,7 @@
  * A key below every real key: the first downlink of a level's leftmost page
  * stands for it.
  */
-const KeyTid PermMinKey = {0, {{0, 0}, 0}};
+const KeyTid PermMinKey = {0, {{0, 0}, 0}, 0};
 
 /* Initialise a page of any kind */
 void
@@ -272,12 +272,14 @@ PermCheckPage(Relation index, Buffer buf, int table, int level)
 	{
 		if (opaque->key_bytes > 8 || opaque->block_bytes < 1 ||
 			opaque->block_bytes > 4 || opaque->off_bytes < 1 ||
-			opaque->off_bytes > 2)
+			opaque->off_bytes > 2 ||
+			opaque->extra_bytes != PermGetState(index)->layout.extra / 8)
 			PermReportCorruption(index, blkno,
-								 psprintf("Leaf entry format: %u key, %u block, %u offset bytes.",
+								 psprintf("Leaf entry format: %u key, %u block, %u offset, %u extra bytes.",
 										  opaque->key_bytes, opaque->block_bytes,
-										  opaque->off_bytes));
-		esize = opaque->key_bytes + opaque->block_bytes + opaque->off_bytes;
+										  opaque->off_bytes, opaque->extra_bytes));
+		esize = opaque->key_bytes + opaque->block_bytes + opaque->off_bytes +
+			opaque->extra_bytes;
 	}
 	else
 	{
@@ -859,6 +861,7 @@ PermGetState(Relation index)
 		state->layout.width = code.width;
 		state->layout.tenants = code.tenants;
 		state->layout.tail = code.tail;
+		state->layout.extra = code.extra;
 	}
 	state->layout.max_distance = meta->max_distance;
 	state->layout.blocks = meta->blocks;
@@ -876,6 +879,18 @@ PermGetState(Relation index)
 	UnlockReleaseBuffer(buf);
 	for (t = 0; t < state->layout.ntables; t++)
 		PermMakePermutation(state->layout.bits[t], &state->perm[t]);
+
+	/*
+	 * A tenant's keys changed in development of 1.6 (a 32-bit tenant hash,
+	 * no extra bits): such an index would be read wrongly, not just slowly
+	 */
+	if (state->layout.tenants > 0 &&
+		state->layout.extra != PERM_TENANT_EXTRA_BITS)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("index \"%s\" was built by a development version of simhash 1.6",
+						RelationGetRelationName(index)),
+				 errhint("REINDEX it.")));
 
 	ref = MemoryContextAlloc(index->rd_indexcxt, sizeof(PermStateRef));
 	ref->state = state;

@@ -157,7 +157,7 @@ PermProbeNeighbours(Relation index, PermSearchState *ss, int prefix_bits,
 						  flips, exact, lo);
 	Assert(n == (int64) rint(count));
 	PermProbeRanges(index, ss->table, lo, (int) n, low_mask,
-					q->key[ss->table], q->radius, PermSearchMatch, ss,
+					q->key[ss->table], 0, q->radius, PermSearchMatch, ss,
 					ss->pins);
 	pfree(lo);
 }
@@ -255,7 +255,7 @@ search_queries(Relation index, PermQuery *queries, int nqueries,
 	if (spread > 0 && enum_cost > whole_cost)
 	{
 		ss.table = 0;
-		PermProbeRange(index, 0, 0, PG_UINT64_MAX, queries[0].key[0],
+		PermProbeRange(index, 0, 0, PG_UINT64_MAX, queries[0].key[0], 0,
 					   queries[0].radius, PermSearchMatch, &ss, pins);
 	}
 	else

@@ -285,7 +285,7 @@ permgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 		ss.callback = add_to_bitmap;
 		ss.arg = &bs;
 		ss.pins = NULL;
-		PermProbeRange(scan->indexRelation, 0, 0, PG_UINT64_MAX, 0,
+		PermProbeRange(scan->indexRelation, 0, 0, PG_UINT64_MAX, 0, 0,
 					   PERM_MAX_HAMMING, PermSearchMatch, &ss, NULL);
 		PermKnnReadNullRows(scan, so);
 		tbm_add_tuples(tbm, so->nulls.tids, (int) so->nulls.n, true);

@@ -12,7 +12,11 @@
  * multi-index hashing (permwide.c), a 64-bit fingerprint as a 64-bit code,
  * with every key of every table
  *
- *		tenant hash (32 bits) << 32  |  the table's substring (<= 32 bits)
+ *		tenant hash (16 bits) << 48  |  the table's substring and tail (48 bits)
+ *
+ * and every leaf entry keeps 16 more bits of the code (KeyTid.extra), so
+ * that an entry holds a 64-bit code whole (README.perm, "Leading equality
+ * columns", says why the hash has 16 bits)
  *
  * where the tenant hash combines the leading values' hashes, each from its
  * type's default hash operator class (the hash partitioning uses: stable
@@ -172,6 +176,17 @@ column_hash(Relation index, int i, Datum value)
 }
 
 /*
+ * The tenant's bits of every key: its 32-bit hash folded (halves xored) to
+ * the 64 - PERM_TENANT_SHIFT bits above the code's
+ */
+static inline uint64
+tenant_key_bits(uint32 h)
+{
+	h ^= h >> (64 - PERM_TENANT_SHIFT);
+	return (uint64) h << PERM_TENANT_SHIFT;
+}
+
+/*
  * The tenant bits of a row's keys from its leading values; false when one
  * of them is NULL (the row is not indexed)
  */
@@ -188,7 +203,7 @@ PermTenantBits(Relation index, const Datum *values, const bool *isnull,
 			return false;
 		h = hash_combine(h, column_hash(index, i, values[i]));
 	}
-	*bits = (uint64) h << PERM_TENANT_SHIFT;
+	*bits = tenant_key_bits(h);
 	return true;
 }
 
@@ -199,7 +214,7 @@ PermTenantBits(Relation index, const Datum *values, const bool *isnull,
  */
 bool
 PermRowKeys(Relation index, const PermLayout *layout, const Datum *values,
-			const bool *isnull, uint64 *keys)
+			const bool *isnull, uint64 *keys, uint16 *extras)
 {
 	int			code = PermCodeColumn(index);
 	uint64		tenant = 0;
@@ -212,7 +227,7 @@ PermRowKeys(Relation index, const PermLayout *layout, const Datum *values,
 		return false;
 	bits = PermCodeBits(index, values[code]);
 	PermWideCheckWidth(index, layout->width, VARBITLEN(bits));
-	PermWideKeys(layout, bits, keys);
+	PermWideKeys(layout, bits, keys, extras);
 	for (t = 0; t < layout->ntables; t++)
 		keys[t] |= tenant;
 	return true;
@@ -260,7 +275,7 @@ PermScanTenantBits(IndexScanDesc scan, uint64 *bits, bool *none)
 			return false;
 		h = hash_combine(h, col);
 	}
-	*bits = (uint64) h << PERM_TENANT_SHIFT;
+	*bits = tenant_key_bits(h);
 	return true;
 }
 

@@ -146,12 +146,13 @@ PermWideSubstringBits(int width, int m, int t)
 
 /*
  * The fewest and the most substrings a width-bit code may be cut into: a
- * key holds 64 bits, of which a tenant's hash takes the upper 32
+ * key holds 64 bits, of which a tenant's hash takes the upper 16
  */
 int
 PermWideFewestSubstrings(int width, int tenants)
 {
-	return tenants > 0 ? (width + 31) / 32 : (width + 63) / 64;
+	return tenants > 0 ? (width + PERM_TENANT_SHIFT - 1) / PERM_TENANT_SHIFT :
+		(width + 63) / 64;
 }
 
 static int
@@ -205,7 +206,7 @@ PermWideLayoutOptions(Relation index, int width, int *radius, int *substrings)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("substrings = %d does not suit %d-bit codes", m, width),
 				 errdetail("Each substring is a key of at most %d bits: %d-bit codes take %d to %d substrings.",
-						   tenants > 0 ? 32 : 64, width,
+						   tenants > 0 ? PERM_TENANT_SHIFT : 64, width,
 						   PermWideFewestSubstrings(width, tenants),
 						   most_substrings(width))));
 	*radius = r;
@@ -224,6 +225,7 @@ fill_layout(int width, int tenants, int radius, int m, int tail,
 	layout->width = width;
 	layout->tenants = tenants;
 	layout->tail = tail;
+	layout->extra = tenants > 0 ? PERM_TENANT_EXTRA_BITS : 0;
 	layout->max_distance = radius;
 	layout->blocks = m;
 	layout->ntables = m;
@@ -250,10 +252,20 @@ PermWideChooseLayout(int width, int tenants, int radius, int substrings,
 					 double rows, PermLayout *layout)
 {
 	double		plan_rows = Max(rows, WIDE_MIN_LAYOUT_ROWS);
-	int			tail = 2 * radius < WIDE_TAIL_BITS ? WIDE_TAIL_BITS : 0;
+	int			tail;
+
 	int			best = substrings;
 	double		best_cost = -1;
 	int			m;
+
+	/*
+	 * Keys after leading columns keep every code bit they have room for:
+	 * with KeyTid.extra they then hold a 64-bit code whole
+	 */
+	if (tenants > 0)
+		tail = PERM_TENANT_SHIFT;
+	else
+		tail = 2 * radius < WIDE_TAIL_BITS ? WIDE_TAIL_BITS : 0;
 
 	for (m = PermWideFewestSubstrings(width, tenants);
 		 substrings == 0 && m <= most_substrings(width); m++)
@@ -293,7 +305,7 @@ PermWideCheckWidth(Relation index, int width, int got)
 /*
  * Code bits that table t's key keeps after its substring: the layout's
  * tail, as far as the key has room below the substring (64 bits, of which
- * a tenant's hash takes the upper 32) and the code has other bits
+ * a tenant's hash takes the upper 16) and the code has other bits
  */
 int
 PermWideTailBits(const PermLayout *layout, int t)
@@ -302,6 +314,32 @@ PermWideTailBits(const PermLayout *layout, int t)
 	int			room = (layout->tenants > 0 ? PERM_TENANT_SHIFT : 64) - s;
 
 	return Max(0, Min(layout->tail, Min(room, layout->width - s)));
+}
+
+/*
+ * Code bits that table t's entries keep beyond the key, in KeyTid.extra:
+ * the next bits after the tail (in the same order), as many as the layout
+ * allows and the code has
+ */
+int
+PermWideExtraBits(const PermLayout *layout, int t)
+{
+	int			s = layout->prefix_bits[t];
+
+	return Max(0, Min(layout->extra,
+					  layout->width - s - PermWideTailBits(layout, t)));
+}
+
+/*
+ * Does an entry of table t hold its row's whole code (substring, tail and
+ * extra bits together)?  Then the distance between an entry and a query's
+ * key and extra is the codes' distance, with no row to read.
+ */
+bool
+PermWideEntryHoldsCode(const PermLayout *layout, int t)
+{
+	return layout->prefix_bits[t] + PermWideTailBits(layout, t) +
+		PermWideExtraBits(layout, t) == layout->width;
 }
 
 /*
@@ -335,7 +373,8 @@ PermWideTailSubstrings(const PermLayout *layout, int t, int *rest)
  * bits only.
  */
 void
-PermWideKeys(const PermLayout *layout, const VarBit *code, uint64 *keys)
+PermWideKeys(const PermLayout *layout, const VarBit *code, uint64 *keys,
+			 uint16 *extras)
 {
 	const bits8 *p = VARBITS(code);
 	int			nbytes = VARBITBYTES(code);
@@ -362,16 +401,24 @@ PermWideKeys(const PermLayout *layout, const VarBit *code, uint64 *keys)
 				(layout->prefix_bits[sub_of_bit] - 1 - pos / m);
 		}
 	}
+	if (extras)
+		memset(extras, 0, m * sizeof(uint16));
 	if (layout->tail == 0)
 		return;
 	memcpy(sub, keys, m * sizeof(uint64));
 	for (t = 0; t < m; t++)
 	{
-		int			need = PermWideTailBits(layout, t);
+		int			tbits = PermWideTailBits(layout, t);
+		int			ebits = PermWideExtraBits(layout, t);
+		int			need = tbits + ebits;
 		uint64		tail = 0;
 		int			u = t;
 
-		keys[t] = sub[t] << need;
+		/*
+		 * the bits after substring t, each next substring from its most
+		 * significant bit: the tail's, then the extra's, one run of at most
+		 * 64 bits (neither reaches back to substring t)
+		 */
 		while (need > 0)
 		{
 			int			s,
@@ -383,7 +430,9 @@ PermWideKeys(const PermLayout *layout, const VarBit *code, uint64 *keys)
 			tail = (tail << take) | (sub[u] >> (s - take));
 			need -= take;
 		}
-		keys[t] |= tail;
+		keys[t] = (sub[t] << tbits) | (tail >> ebits);
+		if (extras)
+			extras[t] = (uint16) (tail & ((UINT64CONST(1) << ebits) - 1));
 	}
 }
 

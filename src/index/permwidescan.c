@@ -50,6 +50,7 @@
 #include <math.h>
 
 #include "access/relscan.h"
+#include "common/hashfn.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "utils/hsearch.h"
@@ -82,6 +83,116 @@
 /* rings within a tenant may cost this much before its size is sampled */
 #define WIDE_TENANT_FREE_WORK	400.0
 
+/*
+ * The rows a scan has found, by their TID as an integer: a simplehash set,
+ * since an ordered scan whose entries hold whole codes adds one for every
+ * entry its rings meet (a dynahash cost half such a scan's time)
+ */
+typedef struct SeenTid
+{
+	uint64		tid;
+	char		status;			/* simplehash's */
+} SeenTid;
+
+#define SH_PREFIX		seentids
+#define SH_ELEMENT_TYPE	SeenTid
+#define SH_KEY_TYPE		uint64
+#define SH_KEY			tid
+#define SH_HASH_KEY(tb, key)	hash_combine(murmurhash32((uint32) ((key) >> 32)), murmurhash32((uint32) (key)))
+#define SH_EQUAL(tb, a, b)		((a) == (b))
+#define SH_SCOPE		static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
+/* Add tid to the rows found; false if it was there already */
+static inline bool
+seen_add(seentids_hash *seen, ItemPointer tid)
+{
+	bool		found;
+
+	seentids_insert(seen, PermTidNumber(tid), &found);
+	return !found;
+}
+
+/*
+ * Where each substring lies in table t's key, for a layout whose entries
+ * hold whole codes: sub[0] = t, then the substrings the tail holds whole;
+ * the one substring left (partly in the tail, the rest in the entry's
+ * extra bits) has the distance the others leave of the entry's.
+ */
+typedef struct SubstringSplit
+{
+	int			n;				/* substrings read from the key */
+	int8		sub[PERM_MAX_TABLES];
+	int8		shift[PERM_MAX_TABLES];
+	uint64		mask[PERM_MAX_TABLES];
+	int			last;			/* the substring left, or -1: none */
+} SubstringSplit;
+
+/*
+ * Table t's split, when its entries hold whole codes and at most one
+ * substring lies outside the key whole; false otherwise
+ */
+static bool
+split_substrings(const PermLayout *layout, int t, SubstringSplit *split)
+{
+	int			m = layout->ntables;
+	int			tail = PermWideTailBits(layout, t);
+	int			shift = tail;
+	int			whole = 0;
+	int			i;
+
+	/* the substrings after t (mod m, as the tail takes them) it holds whole */
+	while (whole < m - 1 &&
+		   tail >= layout->prefix_bits[(t + whole + 1) % m])
+	{
+		tail -= layout->prefix_bits[(t + whole + 1) % m];
+		whole++;
+	}
+	if (!PermWideEntryHoldsCode(layout, t) || m - 1 - whole > 1)
+		return false;
+	split->n = whole + 1;
+	for (i = 0; i <= whole; i++)
+	{
+		int			u = (t + i) % m;
+		int			bits = layout->prefix_bits[u];
+
+		if (i > 0)
+			shift -= bits;
+		split->sub[i] = u;
+		split->shift[i] = shift;
+		split->mask[i] = bits >= 64 ? PG_UINT64_MAX :
+			(UINT64CONST(1) << bits) - 1;
+	}
+	split->last = whole + 1 < m ? (t + whole + 1) % m : -1;
+	return true;
+}
+
+/*
+ * Each substring's distance of an entry of table t, whose key differs from
+ * the query's by diff and whose whole distance is distance, into d[]
+ */
+SIMHASH_POPCNT
+static void
+substring_distances(const SubstringSplit *split, uint64 diff, int distance,
+					int *d)
+{
+	int			sum = 0;
+	int			i;
+
+	for (i = 0; i < split->n; i++)
+	{
+		int			di = simhash_hamming((diff >> split->shift[i]) &
+										 split->mask[i], 0);
+
+		d[split->sub[i]] = di;
+		sum += di;
+	}
+	if (split->last >= 0)
+		d[split->last] = distance - sum;
+}
+
 /* A qual on the code: rows within radius of code */
 typedef struct WideQual
 {
@@ -96,6 +207,15 @@ typedef struct PermWideOrder
 	int			width;
 	VarBit	   *center;			/* ORDER BY code <-> center; NULL: none */
 	uint64		keys[PERM_MAX_TABLES];	/* the center's substrings */
+	uint16		extras[PERM_MAX_TABLES];	/* and its entries' extra bits */
+	bool		exact;			/* entries hold the whole code, and no qual
+								 * needs the row: rings file rows at their
+								 * entries' distance, reading none */
+	bool		first_ring;		/* and each row is filed by the first ring
+								 * that holds it (ring_is_first), with no
+								 * set of the rows seen */
+	SubstringSplit split[PERM_MAX_TABLES];	/* table t's key, substring by
+											 * substring */
 	int			rho[PERM_MAX_TABLES];	/* rings read in each table */
 	int			bound;			/* every row nearer than this was found */
 	int			cap;			/* no row farther than this passes the quals */
@@ -106,7 +226,7 @@ typedef struct PermWideOrder
 								 * (the scan sweeps the table at once) */
 	bool		tenant_sweep;	/* the sweep reads the tenant's range */
 	int			sweep_tables;	/* tables its index-only form reads */
-	HTAB	   *seen;			/* TIDs found so far */
+	seentids_hash *seen;		/* TIDs found so far */
 	PermTidList *found;			/* [width + 1]: rows at each distance */
 	PermTidList pending;		/* TIDs of the last read, not yet looked at */
 
@@ -124,6 +244,9 @@ typedef struct PermWideOrder
 	double		rows;			/* entries of a table, as the pages say */
 	double		leaves;			/* leaves of a table, about */
 	double		read;			/* candidates read so far */
+	double		met;			/* entries the rings filed at their own
+								 * distance (exact) */
+	int			ring_table;		/* the table whose ring is being read */
 	double		work;			/* the rings' cost so far, in rows of a
 								 * sweep */
 	PermRowReader *reader;
@@ -140,6 +263,47 @@ collect_pending(void *arg, ItemPointer tid, uint64 key, int distance)
 }
 
 /*
+ * Is the ring being read (table wo->ring_table, ring rho of it) the first
+ * to hold this entry's row?  Rings are read in order of their radius, then
+ * of their table (read_next), and a row lies in ring d_u of every table u,
+ * d_u its substring u's distance from the query's: the first of those is
+ * the least (d_u, u).  A row is so filed once, and no set of the rows
+ * filed is kept.
+ */
+static bool
+ring_is_first(PermWideOrder *wo, uint64 key, int distance)
+{
+	int			t = wo->ring_table;
+	int			d[PERM_MAX_TABLES];
+	int			u;
+
+	substring_distances(&wo->split[t], key ^ (wo->keys[t] | wo->tenant),
+						distance, d);
+	for (u = 0; u < wo->m; u++)
+		if (u != t && (d[u] < d[t] || (d[u] == d[t] && u < t)))
+			return false;
+	return true;
+}
+
+/*
+ * Has a ring read so far (rho[u] of every table u) filed the row of this
+ * entry of table 0?  For the sweep after rings filed by ring_is_first.
+ */
+static bool
+ring_filed(PermWideOrder *wo, uint64 key, int distance)
+{
+	int			d[PERM_MAX_TABLES];
+	int			u;
+
+	substring_distances(&wo->split[0], key ^ (wo->keys[0] | wo->tenant),
+						distance, d);
+	for (u = 0; u < wo->m; u++)
+		if (d[u] <= wo->rho[u])
+			return true;
+	return false;
+}
+
+/*
  * Callback of a ring's probes: as collect_pending, but a row whose key
  * lies farther from the center's than the distance being handed out waits
  * in deferred[] (distance is the key's, a lower bound on the row's).  Keys
@@ -151,6 +315,18 @@ collect_ring(void *arg, ItemPointer tid, uint64 key, int distance)
 {
 	PermWideOrder *wo = (PermWideOrder *) arg;
 
+	if (wo->exact)
+	{
+		/* the entry's distance is the row's */
+		wo->met++;
+		if (distance > wo->cap)
+			return;
+		if (wo->first_ring ? ring_is_first(wo, key, distance) :
+			seen_add(wo->seen, tid))
+			PermTidListAdd(&wo->found[distance], GetMemoryChunkContext(wo),
+						   tid);
+		return;
+	}
 	if (distance <= wo->emit_d)
 	{
 		PermTidListAdd(&wo->pending, GetMemoryChunkContext(wo), tid);
@@ -205,9 +381,9 @@ table_leaves(Relation index, int m)
  * substring alone, at rho when read whole.
  */
 static void
-probe_ball(Relation index, int t, uint64 key, int rho, int radius,
-		   uint64 tenant, double leaves, PermMatchCallback callback,
-		   void *arg, PermPinList *pins)
+probe_ball(Relation index, int t, uint64 key, uint16 extra, int rho,
+		   int radius, uint64 tenant, double leaves,
+		   PermMatchCallback callback, void *arg, PermPinList *pins)
 {
 	const PermLayout *layout = &PermGetState(index)->layout;
 	int			bits = layout->prefix_bits[t];
@@ -218,8 +394,8 @@ probe_ball(Relation index, int t, uint64 key, int rho, int radius,
 
 	if (PermWideBall(bits, rho) > 2 * leaves)
 	{
-		PermWideProbeTenant(index, t, tenant, key, tail > 0 ? radius : rho,
-							callback, arg, pins);
+		PermWideProbeTenant(index, t, tenant, key, extra,
+							tail > 0 ? radius : rho, callback, arg, pins);
 		return;
 	}
 	ranges = palloc_extended(Max(1.0, PermWideBall(bits, rho)) * sizeof(uint64),
@@ -228,7 +404,7 @@ probe_ball(Relation index, int t, uint64 key, int rho, int radius,
 	for (i = 0; i < n; i++)
 		ranges[i] = (ranges[i] << tail) | tenant;
 	PermProbeRanges(index, t, ranges, (int) n, (UINT64CONST(1) << tail) - 1,
-					key | tenant, tail > 0 ? radius : PERM_MAX_HAMMING,
+					key | tenant, extra, tail > 0 ? radius : PERM_MAX_HAMMING,
 					callback, arg, pins);
 	pfree(ranges);
 }
@@ -325,6 +501,7 @@ PermWideSearch(IndexScanDesc scan, PermMatchCallback callback, void *arg,
 	WideQual   *quals = palloc(Max(1, scan->numberOfKeys) * sizeof(WideQual));
 	WideQual   *query = NULL;
 	uint64		keys[PERM_MAX_TABLES];
+	uint16		extras[PERM_MAX_TABLES];
 	uint64		tenant = 0;
 	double		leaves = table_leaves(index, layout->ntables);
 	int			nquals = scan_quals(scan, layout, quals);
@@ -357,18 +534,19 @@ PermWideSearch(IndexScanDesc scan, PermMatchCallback callback, void *arg,
 	if (query == NULL)
 	{
 		/* only the leading columns' equalities: the tenant's rows */
-		PermWideProbeTenant(index, 0, tenant, 0, PERM_MAX_HAMMING, callback,
-							arg, pins);
+		PermWideProbeTenant(index, 0, tenant, 0, 0, PERM_MAX_HAMMING,
+							callback, arg, pins);
 		return;
 	}
-	PermWideKeys(layout, query->code, keys);
+	PermWideKeys(layout, query->code, keys, extras);
 	for (t = 0; t < layout->ntables; t++)
 	{
 		int			rho = PermWideProbeRadius(layout->ntables, query->radius, t);
 
 		if (rho >= 0)
-			probe_ball(index, t, keys[t], Min(rho, layout->prefix_bits[t]),
-					   query->radius, tenant, leaves, callback, arg, pins);
+			probe_ball(index, t, keys[t], extras[t],
+					   Min(rho, layout->prefix_bits[t]), query->radius, tenant,
+					   leaves, callback, arg, pins);
 	}
 }
 
@@ -394,10 +572,10 @@ tenant_rows(Relation index, PermWideOrder *wo)
 	int			share = Min(6, bits);
 	uint64		low = (UINT64CONST(1) <<
 					   (bits - share + PermWideTailBits(layout, 0))) - 1;
-	uint64		lo = wo->tenant | (wo->keys[0] & ~low & (PG_UINT64_MAX >> PERM_TENANT_SHIFT));
+	uint64		lo = wo->tenant | (wo->keys[0] & ~low & PERM_TENANT_CODE_MASK);
 	double		n = 0;
 
-	PermProbeRange(index, 0, lo, lo | low, 0, PERM_MAX_HAMMING, count_entry,
+	PermProbeRange(index, 0, lo, lo | low, 0, 0, PERM_MAX_HAMMING, count_entry,
 				   &n, NULL);
 	return n * ldexp(1.0, share);
 }
@@ -411,7 +589,6 @@ order_begin(IndexScanDesc scan, PermScanOpaque so)
 	const PermLayout *layout = &state->layout;
 	MemoryContext old = MemoryContextSwitchTo(so->cxt);
 	PermWideOrder *wo = palloc0(sizeof(PermWideOrder));
-	HASHCTL		ctl;
 	int			i,
 				t;
 
@@ -443,7 +620,7 @@ order_begin(IndexScanDesc scan, PermScanOpaque so)
 		else
 			wo->center = PermCodeBits(index, scan->orderByData[0].sk_argument);
 		PermWideCheckWidth(index, wo->width, VARBITLEN(wo->center));
-		PermWideKeys(layout, wo->center, wo->keys);
+		PermWideKeys(layout, wo->center, wo->keys, wo->extras);
 		/* a row within r of c lies within r + d(c, center) of center */
 		for (i = 0; i < wo->nquals; i++)
 			wo->cap = Min(wo->cap, wo->quals[i].radius +
@@ -452,12 +629,7 @@ order_begin(IndexScanDesc scan, PermScanOpaque so)
 	for (t = 0; t < wo->m; t++)
 		wo->rho[t] = -1;
 	wo->deferred_min = PERM_NDISTANCES;
-	memset(&ctl, 0, sizeof(ctl));
-	ctl.keysize = sizeof(ItemPointerData);
-	ctl.entrysize = sizeof(ItemPointerData);
-	ctl.hcxt = so->cxt;
-	wo->seen = hash_create("simhash_perm wide scan", 1024, &ctl,
-						   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	wo->seen = seentids_create(so->cxt, 1024, NULL);
 	wo->leaves = table_leaves(index, wo->m);
 	/* the index's last count, or what its leaves hold at the least */
 	wo->rows = Max(scan->indexRelation->rd_rel->reltuples, 100.0 * wo->leaves);
@@ -467,6 +639,12 @@ order_begin(IndexScanDesc scan, PermScanOpaque so)
 		wo->tenant_sweep = true;
 		wo->sweep_tables = PermWideTenantTables(layout);
 	}
+	wo->exact = wo->center != NULL && wo->nquals == 0;
+	for (t = 0; t < wo->m && wo->exact; t++)
+		wo->exact = PermWideEntryHoldsCode(layout, t);
+	wo->first_ring = wo->exact && wo->tenant_sweep;
+	for (t = 0; t < wo->m && wo->first_ring; t++)
+		wo->first_ring = split_substrings(layout, t, &wo->split[t]);
 	wo->tmp = AllocSetContextCreate(so->cxt, "simhash_perm wide row",
 									ALLOCSET_SMALL_SIZES);
 	wo->reader = PermRowReaderBegin(scan->heapRelation, index);
@@ -513,14 +691,12 @@ file_pending(IndexScanDesc scan, PermWideOrder *wo)
 	for (i = 0; i < wo->pending.n; i++)
 	{
 		ItemPointer tid = &wo->pending.tids[i];
-		bool		found;
 		Datum		value;
 		MemoryContext old;
 
 		if ((i & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
-		(void) hash_search(wo->seen, tid, HASH_ENTER, &found);
-		if (found)
+		if (!seen_add(wo->seen, tid))
 			continue;
 		wo->read++;
 		old = MemoryContextSwitchTo(wo->tmp);
@@ -650,12 +826,25 @@ file_tenant_row(void *arg, ItemPointer tid, int distance)
 {
 	PermWideOrder *wo = (PermWideOrder *) arg;
 
-	if (hash_get_num_entries(wo->seen) > 0 &&
-		hash_search(wo->seen, tid, HASH_FIND, NULL))
+	if (wo->seen->members > 0 &&
+		seentids_lookup(wo->seen, PermTidNumber(tid)) != NULL)
 		return;					/* filed by the rings */
 	if (distance < 0)
 		PermTidListAdd(&wo->pending, GetMemoryChunkContext(wo), tid);
 	else if (distance <= wo->cap)
+		PermTidListAdd(&wo->found[distance], GetMemoryChunkContext(wo), tid);
+}
+
+/*
+ * Callback of the sweep of table 0 when its entries hold whole codes and
+ * the rings filed by ring_is_first: file each row no ring has filed
+ */
+static void
+sweep_whole_code(void *arg, ItemPointer tid, uint64 key, int distance)
+{
+	PermWideOrder *wo = (PermWideOrder *) arg;
+
+	if (distance <= wo->cap && !ring_filed(wo, key, distance))
 		PermTidListAdd(&wo->found[distance], GetMemoryChunkContext(wo), tid);
 }
 
@@ -677,14 +866,17 @@ read_tenant(IndexScanDesc scan, PermWideOrder *wo)
 	Relation	index = scan->indexRelation;
 	double		before = wo->read;
 
-	if (wo->nquals == 0 && wo->center != NULL)
-		PermWideTenantDistances(index, wo->tenant, wo->keys, wo->rows, wo->tmp,
-								file_tenant_row, wo);
+	if (wo->first_ring)
+		PermWideProbeTenant(index, 0, wo->tenant, wo->keys[0], wo->extras[0],
+							PERM_MAX_HAMMING, sweep_whole_code, wo, NULL);
+	else if (wo->nquals == 0 && wo->center != NULL)
+		PermWideTenantDistances(index, wo->tenant, wo->keys, wo->extras,
+								wo->rows, wo->tmp, file_tenant_row, wo);
 	else if (wo->center != NULL)
-		PermWideProbeTenant(index, 0, wo->tenant, wo->keys[0], key_bound(wo),
-							collect_pending, wo, NULL);
+		PermWideProbeTenant(index, 0, wo->tenant, wo->keys[0], wo->extras[0],
+							key_bound(wo), collect_pending, wo, NULL);
 	else
-		PermWideProbeTenant(index, 0, wo->tenant, 0, PERM_MAX_HAMMING,
+		PermWideProbeTenant(index, 0, wo->tenant, 0, 0, PERM_MAX_HAMMING,
 							collect_pending, wo, NULL);
 	file_pending(scan, wo);
 	drop_deferred(wo);			/* not seen, so filed above */
@@ -720,7 +912,7 @@ read_next(IndexScanDesc scan, PermScanOpaque so, PermWideOrder *wo)
 	uint64	   *keys;
 	int64		n;
 	double		before;
-
+	double		met_before;
 	int64		i;
 
 	for (u = 1; u < wo->m; u++)
@@ -739,7 +931,8 @@ read_next(IndexScanDesc scan, PermScanOpaque so, PermWideOrder *wo)
 	if (wo->center == NULL || wo->rho[t] + 1 > bits || !wo->tenant_known ||
 		(wo->rows >= 0 &&
 		 wo->work + ring * WIDE_KEY_WORK +
-		 wo->rows * ring / ldexp(1.0, bits) * WIDE_ROW_WORK > sweep_work(wo)))
+		 wo->rows * ring / ldexp(1.0, bits) *
+		 (wo->exact ? WIDE_TENANT_ENTRY_WORK : WIDE_ROW_WORK) > sweep_work(wo)))
 	{
 		if (wo->tenant_sweep)
 			read_tenant(scan, wo);
@@ -752,13 +945,16 @@ read_next(IndexScanDesc scan, PermScanOpaque so, PermWideOrder *wo)
 	keys = wide_ring(wo->keys[t] >> tail, bits, wo->rho[t], &n);
 	for (i = 0; i < n; i++)
 		keys[i] = (keys[i] << tail) | wo->tenant;
+	met_before = wo->met;
+	wo->ring_table = t;
 	PermProbeRanges(scan->indexRelation, t, keys, (int) n,
 					(UINT64CONST(1) << tail) - 1, wo->keys[t] | wo->tenant,
-					key_bound(wo), collect_ring, wo, NULL);
+					wo->extras[t], key_bound(wo), collect_ring, wo, NULL);
 	pfree(keys);
 	before = wo->read;
 	file_pending(scan, wo);
-	wo->work += n * WIDE_KEY_WORK + (wo->read - before) * WIDE_ROW_WORK;
+	wo->work += n * WIDE_KEY_WORK + (wo->read - before) * WIDE_ROW_WORK +
+		(wo->met - met_before) * WIDE_TENANT_ENTRY_WORK;
 	wo->bound++;
 }
 

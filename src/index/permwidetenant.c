@@ -68,13 +68,6 @@ typedef struct SubstringSum
 	int			rest;			/* its keys' low bits, left out of the sum */
 } SubstringSum;
 
-static inline uint64
-tid_number(const ItemPointerData *tid)
-{
-	return ((uint64) ItemPointerGetBlockNumberNoCheck(tid) << 16) |
-		ItemPointerGetOffsetNumberNoCheck(tid);
-}
-
 /*
  * Every entry of table t whose key lies within radius of key, read from
  * the tenant's whole key range (the whole table when there are no leading
@@ -82,15 +75,15 @@ tid_number(const ItemPointerData *tid)
  */
 void
 PermWideProbeTenant(Relation index, int t, uint64 tenant, uint64 key,
-					int radius, PermMatchCallback callback, void *arg,
-					PermPinList *pins)
+					uint16 extra, int radius, PermMatchCallback callback,
+					void *arg, PermPinList *pins)
 {
 	const PermLayout *layout = &PermGetState(index)->layout;
 	uint64		hi = layout->tenants > 0 ?
-		tenant | (PG_UINT64_MAX >> PERM_TENANT_SHIFT) : PG_UINT64_MAX;
+		tenant | PERM_TENANT_CODE_MASK : PG_UINT64_MAX;
 
-	PermProbeRange(index, t, tenant, hi, key | tenant, radius, callback, arg,
-				   pins);
+	PermProbeRange(index, t, tenant, hi, key | tenant, extra, radius, callback,
+				   arg, pins);
 }
 
 /*
@@ -105,7 +98,10 @@ PermWideTenantNextTable(const PermLayout *layout, int t, int *rest)
 	return t + 1 + PermWideTailSubstrings(layout, t, rest);
 }
 
-/* The number of tables the index-only read goes through */
+/*
+ * The number of tables the index-only read goes through: one when its
+ * entries hold the whole code
+ */
 int
 PermWideTenantTables(const PermLayout *layout)
 {
@@ -113,6 +109,8 @@ PermWideTenantTables(const PermLayout *layout)
 	int			rest;
 	int			t;
 
+	if (PermWideEntryHoldsCode(layout, 0))
+		return 1;
 	t = 0;
 	while (t < layout->ntables)
 	{
@@ -131,7 +129,7 @@ add_substring(void *arg, ItemPointer tid, uint64 key, int distance)
 	TenantRow  *row;
 	bool		found;
 
-	row = tenantrows_insert(sum->rows, tid_number(tid), &found);
+	row = tenantrows_insert(sum->rows, PermTidNumber(tid), &found);
 	if (!found)
 	{
 		row->distance = 0;
@@ -142,15 +140,35 @@ add_substring(void *arg, ItemPointer tid, uint64 key, int distance)
 	row->tables++;
 }
 
+/* What forwarding an entry of a table that holds whole codes needs */
+typedef struct WholeCodes
+{
+	void		(*callback) (void *arg, ItemPointer tid, int distance);
+	void	   *arg;
+} WholeCodes;
+
+/* Callback of the read of such a table: the entry's distance is the row's */
+static void
+forward_entry(void *arg, ItemPointer tid, uint64 key, int distance)
+{
+	WholeCodes *wc = (WholeCodes *) arg;
+
+	wc->callback(wc->arg, tid, distance);
+}
+
 /*
  * Every row of the tenant with its distance from the query, whose key in
- * table t is keys[t], from the index alone: callback(arg, tid, d) for each,
- * d = -1 for a row with an entry missing from a table read.  rows, the
- * tenant's size about, sizes the hash table; tmp holds it, and is reset.
+ * table t is keys[t] (and extra bits extras[t]), from the index alone:
+ * callback(arg, tid, d) for each, d = -1 for a row with an entry missing
+ * from a table read.  When table 0's entries hold the whole code, its
+ * range alone gives every distance, each handed on as its leaf is read
+ * (the callback must then take no lock).  Otherwise rows, the tenant's
+ * size about, sizes the hash table of the sums; tmp holds it, and is
+ * reset.
  */
 void
 PermWideTenantDistances(Relation index, uint64 tenant, const uint64 *keys,
-						double rows, MemoryContext tmp,
+						const uint16 *extras, double rows, MemoryContext tmp,
 						void (*callback) (void *arg, ItemPointer tid,
 										  int distance),
 						void *arg)
@@ -164,6 +182,16 @@ PermWideTenantDistances(Relation index, uint64 tenant, const uint64 *keys,
 	int			t,
 				next;
 
+	if (ntables == 1 && PermWideEntryHoldsCode(layout, 0))
+	{
+		WholeCodes	wc;
+
+		wc.callback = callback;
+		wc.arg = arg;
+		PermWideProbeTenant(index, 0, tenant, keys[0], extras[0],
+							PERM_MAX_HAMMING, forward_entry, &wc, NULL);
+		return;
+	}
 	hash = tenantrows_create(tmp, (uint32) Min(Max(64.0, rows * 1.5),
 											   64.0 * 1024 * 1024),
 							 NULL);
@@ -173,7 +201,7 @@ PermWideTenantDistances(Relation index, uint64 tenant, const uint64 *keys,
 		CHECK_FOR_INTERRUPTS();
 		next = PermWideTenantNextTable(layout, t, &sum.rest);
 		sum.query = keys[t] | tenant;
-		PermWideProbeTenant(index, t, tenant, keys[t], PERM_MAX_HAMMING,
+		PermWideProbeTenant(index, t, tenant, keys[t], 0, PERM_MAX_HAMMING,
 							add_substring, &sum, NULL);
 	}
 	tenantrows_start_iterate(hash, &it);

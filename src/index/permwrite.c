@@ -43,6 +43,7 @@ typedef struct TableWriter
 	ForkNumber	fork;
 	int			table;
 	uint16		flags;			/* added to every page's flags */
+	int			extra_bytes;	/* of KeyTid.extra in every leaf entry */
 	bool		log_pages;		/* WAL-log each page as it is finished */
 } TableWriter;
 
@@ -160,7 +161,8 @@ write_leaves(TableWriter *tw, RunSort *rs, KeyTid **firsts, BlockNumber **blocks
 			BlockNumber b = Max(maxblock, ItemPointerGetBlockNumberNoCheck(&win[j].tid));
 			OffsetNumber o = Max(maxoff, ItemPointerGetOffsetNumberNoCheck(&win[j].tid));
 
-			if (j > 0 && (size_t) (j + 1) * PermLeafFormatSize(lo, hi, b, o) > target)
+			if (j > 0 && (size_t) (j + 1) *
+				PermLeafFormatSize(lo, hi, b, o, tw->extra_bytes) > target)
 				break;
 			maxblock = b;
 			maxoff = o;
@@ -179,6 +181,7 @@ write_leaves(TableWriter *tw, RunSort *rs, KeyTid **firsts, BlockNumber **blocks
 		PermInitPage(page, PERM_LEAF | tw->flags, tw->table, 0);
 		opaque = PermPageGetOpaque(page);
 		opaque->lokey = lo;
+		opaque->extra_bytes = tw->extra_bytes;
 		if (j < n)
 		{
 			/* not the rightmost: the real right-link is set below */
@@ -269,6 +272,7 @@ PermWriteTables(Relation index, ForkNumber fork, RecStore **rows, int64 n,
 	tw.fork = fork;
 	tw.flags = flags;
 	tw.log_pages = log_pages;
+	tw.extra_bytes = layout->extra / 8;
 	if (progress)
 	{
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL,

@@ -22,13 +22,19 @@
  * A record: what it is sorted by (a fingerprint, or one permuted for a
  * table of the index), and the row it stands for.  The one record of the
  * project: an index entry (src/index), a row of the pair search
- * (src/pairs), what the record sort puts in order.
+ * (src/pairs), what the record sort puts in order.  extra rides along in
+ * what would be the struct's padding (16 bytes either way) and takes no
+ * part in the order: the code bits an index entry keeps beyond its key
+ * (an index with leading equality columns, permwide.c); 0 elsewhere.
  */
 typedef struct KeyTid
 {
 	uint64		key;
 	ItemPointerData tid;
+	uint16		extra;
 } KeyTid;
+
+StaticAssertDecl(sizeof(KeyTid) == 16, "a record is 16 bytes");
 
 /* Record order: by key, then by TID */
 static inline int
