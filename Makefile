@@ -31,6 +31,7 @@ OBJS = \
 	src/index/permdescend.o \
 	src/index/permprobe.o \
 	src/index/permscan.o \
+	src/index/permwideknn.o \
 	src/index/permwidescan.o \
 	src/index/permwidetenant.o \
 	src/index/permknn.o \

@@ -23,7 +23,9 @@
  *					written beside the old, one metapage record switches
  *	permwrite.c		writing whole tables bottom up (CREATE INDEX, permgrow.c)
  *	permscan.c		ambeginscan .. amendscan; the radius scan
- *	permwidescan.c	the radius and nearest-neighbour scans of bit(n) codes
+ *	permwideknn.c	the nearest-neighbour scan of bit(n) codes, and within a
+ *					tenant
+ *	permwidescan.c	the radius scan of bit(n) codes, and the quals both read
  *	permwidetenant.c	a tenant's entries read whole: each row's distance from
  *					the index alone
  *	permknn.c		the nearest-neighbour scan: nearest first, ring by ring

@@ -141,7 +141,7 @@ order_rows_wanted(PlannerInfo *root, double rows)
  * many); an ordered scan reads them itself, before its first row.  An
  * ordered scan is priced as if its rows lay within the design radius (or
  * a smaller qual's): the index is for near-duplicates, and a query whose
- * neighbours lie far sweeps the table instead (permwidescan.c), which
+ * neighbours lie far sweeps the table instead (permwideknn.c), which
  * the price of reading every row caps.  A radius beyond what the tables
  * can answer cheaply (a radius of 100 on 256 bits) makes the scan read
  * whole tables and nearly every row: the sequential scan wins.
@@ -250,7 +250,7 @@ code_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 			layout->max_distance : layout->width;
 	if (path->indexorderbys != NIL)
 		radius = Min(radius, layout->max_distance);
-	/* an ordered scan reads every entry it meets (permwidescan.c) */
+	/* an ordered scan reads every entry it meets (permwideknn.c) */
 	PermWideModel(layout, rows, radius, path->indexorderbys == NIL,
 				  &probes, &candidates);
 	/* a key range probed: about two rows of a sequential scan (README.perm) */

@@ -114,7 +114,7 @@ add_neighbours(PrefixList *list, uint64 key, uint64 value, int bit, int low_bit,
  * (exactly flips bits with exact), the other bits zero, in ascending order,
  * into out, which has room for them (simhash_count_within of the span's
  * width); returns how many.  The probes of a ring or a ball, here and for
- * bit(n) codes (permwidescan.c).
+ * bit(n) codes (permwidescan.c, permwideknn.c).
  */
 int64
 PermNeighbourKeys(uint64 key, int high_bit, int low_bit, int flips,

@@ -79,7 +79,7 @@ typedef struct PermScanOpaqueData
 	bool		found_sorted[PERM_NDISTANCES];
 	struct handed_hash *handed; /* the rows handed out (permknn.c) */
 
-	/* an ordered scan of bit(n) codes (permwidescan.c), or NULL */
+	/* an ordered scan of bit(n) codes (permwideknn.c), or NULL */
 	struct PermWideOrder *wide;
 
 	/* the rows whose fingerprint is NULL, handed out last */
@@ -132,11 +132,23 @@ extern void PermTidListSortUnique(PermTidList *list);
 extern void PermSearchCenter(Relation index, uint64 center, int radius,
 							 PermTidList *found);
 
+/* A scan's qual on a bit(n) code: rows within radius of code */
+typedef struct PermWideQual
+{
+	VarBit	   *code;
+	int			radius;
+} PermWideQual;
+
+/* permwideknn.c */
+extern bool PermWideKnnGettuple(IndexScanDesc scan, PermScanOpaque so);
+extern void PermWideEndScan(PermScanOpaque so);
+
 /* permwidescan.c */
 extern void PermWideSearch(IndexScanDesc scan, PermMatchCallback callback,
 						   void *arg, PermPinList *pins);
-extern bool PermWideKnnGettuple(IndexScanDesc scan, PermScanOpaque so);
-extern void PermWideEndScan(PermScanOpaque so);
+extern int	PermWideScanQuals(IndexScanDesc scan, const PermLayout *layout,
+							  PermWideQual *quals);
+extern double PermWideTableLeaves(Relation index, int m);
 
 /* permknn.c */
 extern bool PermKnnGettuple(IndexScanDesc scan, PermScanOpaque so);

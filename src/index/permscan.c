@@ -8,7 +8,7 @@
  * in TID order, each once though several tables find it; a bitmap scan adds
  * them to the bitmap.  Ordered scans (ORDER BY fp <-> q, and a scan with
  * neither quals nor ORDER BY) are read nearest first by permknn.c.  An
- * index on bit(n) codes is searched by permwidescan.c, both ways.
+ * index on bit(n) codes is searched by permwidescan.c (radius) and permwideknn.c (ordered).
  *
  * Every row is handed out for recheck: the executor applies the quals, and
  * recomputes fp <-> q, on the row's own fingerprint.  An exclusion

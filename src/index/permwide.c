@@ -16,7 +16,7 @@
  * of them differs in at most f - 1.  So tables 0..a are probed at radius f
  * and the others at f - 1 (not at all when f = 0): PermWideProbeRadius.
  * Every row a probe finds is a candidate, checked on its whole code (the
- * executor's recheck of the qual, or permwidescan.c reading the row).
+ * executor's recheck of the qual, or permwideknn.c reading the row).
  *
  * Substring t holds the code's bits at positions t, t + m, t + 2m, ...
  * (position 0 is the leftmost bit of the bit string), the first of them

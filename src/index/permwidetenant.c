@@ -7,7 +7,7 @@
  * In an index with leading equality columns (permtenant.c) a tenant's
  * entries are one key range of each table.  A nearest-neighbour scan
  * whose rings within the tenant would cost more than reading the tenant
- * whole (permwidescan.c) reads that range instead.  Without quals it needs
+ * whole (permwideknn.c) reads that range instead.  Without quals it needs
  * no row: the substrings partition the code, and table t's key holds
  * substring t and, in its tail, substrings t + 1 .. t + n whole
  * (PermWideTailSubstrings), so a row's distance from the query is the sum
