@@ -10,7 +10,7 @@
 # CONFLICT DO NOTHING; a true near-copy is still refused, the damaged row's
 # own near-copy included (the other tables hold its key intact);
 # simhash_perm_check with heapallindexed names the damage, and REINDEX
-# heals it.
+# heals it.  Then a flipped bit of a tenant entry's extra bits, likewise.
 use strict;
 use warnings FATAL => 'all';
 use PostgreSQL::Test::Cluster;
@@ -134,6 +134,61 @@ is($node->safe_psql('postgres',
 ($rc, $out, $err) = $node->psql('postgres', qq{
 	INSERT INTO docs SELECT -5, (fp::bigint # 1)::simhash64 FROM docs WHERE ctid = '$tid'});
 like($err, qr/violates exclusion constraint "docs_nd"/, 'after REINDEX, near-copies are refused');
+
+# The same for a constraint per tenant, whose entries keep 16 bits of the
+# code beside their key (the extra bits, the entry's last two bytes): one
+# bit of them flipped in an entry of table 0.  heapallindexed names it, a
+# near-copy of the damaged row is still refused (the other tables keep its
+# code intact), and REINDEX heals.
+$node->safe_psql('postgres', q{
+	CREATE TABLE sites (id int, site int, fp simhash64,
+	  CONSTRAINT sites_nd EXCLUDE USING simhash_perm (site WITH =, fp WITH ~=)
+	  WITH (max_distance = 3));
+	INSERT INTO sites SELECT g, g % 5, pseudo_fp(g) FROM generate_series(1, 3000) g;
+});
+$file = $node->data_dir . '/' . $node->safe_psql('postgres',
+	q{SELECT pg_relation_filepath('sites_nd')});
+$node->stop;
+
+open($fh, '+<', $file) or die "could not open $file: $!";
+binmode $fh;
+$nblocks = (-s $file) / $BLCKSZ;
+my ($extra_at, $extra_tid);
+for my $blk (1 .. $nblocks - 1)
+{
+	my $page;
+	seek($fh, $blk * $BLCKSZ, 0) or die;
+	read($fh, $page, $BLCKSZ) == $BLCKSZ or die;
+	my ($hikey, $lokey, $right, $flags, $table, $level, $n, $nsorted, $kb, $bb, $ob, $eb) =
+	  unpack('Q< Q< V v v v v v C C C C', substr($page, $OPAQUE, 36));
+	next unless ($flags & $PERM_LEAF) && $table == 0 && $n >= 1;
+	is($eb, 2, 'a tenant leaf keeps two bytes of extra bits an entry');
+	my $at = $ENTRIES;			# entry 0
+	my $blkno = unpack('V', substr($page, $at + $kb, $bb) . "\0" x (4 - $bb));
+	my $off = unpack('v', substr($page, $at + $kb + $bb, $ob) . "\0" x (2 - $ob));
+	$extra_tid = "($blkno,$off)";
+	$extra_at = $blk * $BLCKSZ + $at + $kb + $bb + $ob;
+	my $byte = ord(substr($page, $at + $kb + $bb + $ob, 1)) ^ 1;
+	seek($fh, $extra_at, 0) or die;
+	print $fh chr($byte);
+	last;
+}
+close $fh or die;
+ok(defined $extra_at, "an entry's extra bits flipped in place, row $extra_tid");
+
+$node->start;
+($rc, $out, $err) = $node->psql('postgres',
+	q{SELECT count(*) FROM simhash_perm_check('sites_nd', true)});
+like($err, qr/keeps the code bits [0-9A-F]{4} beside its key; the row's are [0-9A-F]{4}/,
+	'simhash_perm_check with heapallindexed names the damaged extra bits');
+($rc, $out, $err) = $node->psql('postgres', qq{
+	INSERT INTO sites SELECT -1, site, (fp::bigint # 1)::simhash64 FROM sites WHERE ctid = '$extra_tid'});
+like($err, qr/violates exclusion constraint "sites_nd"/,
+	'a near-copy of the damaged row is refused');
+$node->safe_psql('postgres', q{REINDEX INDEX sites_nd});
+is($node->safe_psql('postgres',
+	q{SELECT count(*) FROM simhash_perm_check('sites_nd', true)}),
+	'4', 'after REINDEX the tenant index passes the check');
 
 $node->stop;
 done_testing();
