@@ -1,19 +1,35 @@
 --
--- An index's expressions and predicate are its table owner's code.  The
--- paths that evaluate them outside CREATE INDEX and REINDEX (which already
--- do this) run them as the table's owner, in a security-restricted
--- operation, never as the caller: simhash_perm_check(index, true) and the
--- read of the rows without a fingerprint at the end of an ordered scan.
--- Otherwise a table owner's IMMUTABLE wrapper would run with the rights of
--- the superuser who checks the index, and could make its owner a superuser
--- (the class of bug of CVE-2022-1552 in amcheck and REINDEX).
+-- An index's expressions and predicate are its table owner's code.  Two
+-- rules keep that code from running with rights it should not have
+-- (src/index/permowner.c, README "Security"):
+--
+--  - Maintenance (CREATE INDEX, REINDEX, VACUUM FULL, CLUSTER,
+--    simhash_perm_check(index, true), ALTER INDEX ... SET on a constraint's
+--    index) runs it as the table's owner, in a security-restricted
+--    operation, with search_path = pg_catalog, pg_temp on every
+--    PostgreSQL version, as amcheck and REINDEX do since CVE-2022-1552.
+--  - A scan never runs it as the owner: where a scan reads the table (the
+--    NULL codes at the end of ORDER BY code <-> q, the sweep of a far
+--    nearest-neighbour query on bit(n) codes, a (tenant, code) index
+--    scanned without the tenant's equality), it evaluates the expressions
+--    as the caller, as the sequential scan of the same query does.
+--
+-- The attack: a role with SELECT only puts a schema of its own first in
+-- its search_path, with its own lower(text), and queries a table indexed on
+-- the owner's function that calls lower() unqualified.  Its lower() records
+-- whom it ran as, tries to copy a table only the owner can read, and, run
+-- as a superuser, tries to make its role a superuser.
 --
 CREATE ROLE regress_simhash_owner;
+CREATE ROLE regress_simhash_reader;
 GRANT CREATE ON SCHEMA public TO regress_simhash_owner;
+
+-- 1. The owner's code in maintenance: as the owner, restricted
 SET ROLE regress_simhash_owner;
 
 -- who ran the owner's code, with what rights, and whether it was restricted
 CREATE TABLE sec_log (who name, superuser bool, restricted bool);
+GRANT INSERT ON sec_log TO PUBLIC;
 CREATE FUNCTION sec_spy() RETURNS void LANGUAGE plpgsql VOLATILE
   SET search_path = public, pg_temp AS $$
 DECLARE
@@ -33,8 +49,7 @@ BEGIN
 	END IF;
 END $$;
 -- the wrappers an index may use: IMMUTABLE, as an index requires, and with
--- a search_path of their own (from PostgreSQL 17 on, maintenance commands
--- and the owner's code run with search_path pg_catalog, pg_temp)
+-- a search_path of their own
 CREATE FUNCTION sec_fp(body text) RETURNS simhash64 LANGUAGE plpgsql IMMUTABLE
   SET search_path = public AS $$
 BEGIN
@@ -55,6 +70,7 @@ SELECT g, 'document number ' || g, simhash('document number ' || g)
 INSERT INTO sec_docs SELECT 1000 + g, NULL, NULL FROM generate_series(1, 10) g;
 CREATE INDEX sec_expr ON sec_docs USING simhash_perm (sec_fp(body));
 CREATE INDEX sec_part ON sec_docs USING simhash_perm (fp) WHERE sec_pred(id);
+GRANT SELECT ON sec_docs TO regress_simhash_reader;
 RESET ROLE;
 
 -- the weekly check, run by a superuser
@@ -65,12 +81,12 @@ SELECT who, superuser, restricted, count(*) > 0 AS ran FROM sec_log
  GROUP BY 1, 2, 3 ORDER BY 1;
 SELECT rolsuper FROM pg_roles WHERE rolname = 'regress_simhash_owner';
 
-ALTER ROLE regress_simhash_owner NOSUPERUSER;
-
 -- an ordered scan of the partial index hands out the rows without a
--- fingerprint last, found by evaluating the predicate over the table; the
--- query's own sec_pred(id) is implied by the predicate and not run again
+-- fingerprint last, found by evaluating the predicate over the table: as
+-- the caller (the query's own sec_pred(id) is implied by the predicate and
+-- not run again)
 TRUNCATE sec_log;
+SET ROLE regress_simhash_reader;
 SET enable_seqscan = off;
 SET enable_sort = off;
 EXPLAIN (COSTS OFF)
@@ -80,14 +96,157 @@ SELECT count(*) AS rows, count(*) FILTER (WHERE fp IS NULL) AS without_fp
          ORDER BY fp <-> simhash('document number 8')) s;
 RESET enable_seqscan;
 RESET enable_sort;
+RESET ROLE;
 SELECT who, superuser, restricted, count(*) > 0 AS ran FROM sec_log
  GROUP BY 1, 2, 3 ORDER BY 1;
-SELECT rolsuper FROM pg_roles WHERE rolname = 'regress_simhash_owner';
 
 -- the caller's user and settings are back afterwards
 SELECT current_user = session_user AS caller_restored;
 
-DROP TABLE sec_docs, sec_log;
-DROP FUNCTION sec_fp(text), sec_pred(int), sec_spy();
+-- 2. The attack through every scan path that reads the table, against a
+--    non-superuser owner and a superuser owner
+CREATE TABLE sec_secret (x text);
+INSERT INTO sec_secret VALUES ('only the owner reads this');
+ALTER TABLE sec_secret OWNER TO regress_simhash_owner;
+
+CREATE SCHEMA regress_attack AUTHORIZATION regress_simhash_reader;
+GRANT USAGE ON SCHEMA regress_attack TO PUBLIC;
+SET ROLE regress_simhash_reader;
+CREATE TABLE regress_attack.seen (who name, superuser bool);
+CREATE TABLE regress_attack.loot (x text);
+GRANT INSERT ON regress_attack.seen, regress_attack.loot TO PUBLIC;
+CREATE FUNCTION regress_attack.lower(t text) RETURNS text LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+	super bool := (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user);
+BEGIN
+	INSERT INTO regress_attack.seen VALUES (current_user, super);
+	BEGIN
+		INSERT INTO regress_attack.loot SELECT x FROM public.sec_secret;
+	EXCEPTION WHEN insufficient_privilege THEN
+		NULL;
+	END;
+	IF super THEN
+		BEGIN
+			ALTER ROLE regress_simhash_reader SUPERUSER;
+		EXCEPTION WHEN OTHERS THEN
+			NULL;
+		END;
+	END IF;
+	RETURN pg_catalog.lower(t);
+END $$;
+RESET ROLE;
+
+-- the owner's index functions: lower() unqualified, as much code is
+-- written; public.simhash qualified, as a build runs with search_path
+-- pg_catalog, pg_temp
+CREATE FUNCTION sec_norm(body text) RETURNS simhash64 LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+	RETURN public.simhash(lower(body));
+END $$;
+CREATE FUNCTION sec_code(body text) RETURNS bit varying LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+	RETURN public.simhash128(lower(body));
+END $$;
+
+-- sec_tables(suffix, owner): three tables owned by owner, each with one
+-- index on the owner's functions: (code) on 64 bits, (code) on 128 bits,
+-- (tenant, code); NULL bodies in each
+CREATE FUNCTION sec_tables(suffix text, owner name) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+	EXECUTE format('CREATE TABLE sec_n64%s (id int, body text)', suffix);
+	EXECUTE format('CREATE TABLE sec_wide%s (id int, body text)', suffix);
+	EXECUTE format('CREATE TABLE sec_tenant%s (id int, site int, body text)', suffix);
+	EXECUTE format($q$INSERT INTO sec_n64%s SELECT g, CASE WHEN g %% 10 <> 0 THEN 'Page ' || g || ' of the site' END
+					 FROM generate_series(1, 200) g$q$, suffix);
+	EXECUTE format('INSERT INTO sec_wide%1$s SELECT * FROM sec_n64%1$s', suffix);
+	EXECUTE format('INSERT INTO sec_tenant%1$s SELECT id, id %% 4, body FROM sec_n64%1$s', suffix);
+	EXECUTE format('CREATE INDEX ON sec_n64%s USING simhash_perm (sec_norm(body))', suffix);
+	EXECUTE format('CREATE INDEX ON sec_wide%s USING simhash_perm (sec_code(body))', suffix);
+	EXECUTE format('CREATE INDEX ON sec_tenant%s USING simhash_perm (site, sec_norm(body))', suffix);
+	EXECUTE format('ALTER TABLE sec_n64%s OWNER TO %I', suffix, owner);
+	EXECUTE format('ALTER TABLE sec_wide%s OWNER TO %I', suffix, owner);
+	EXECUTE format('ALTER TABLE sec_tenant%s OWNER TO %I', suffix, owner);
+	EXECUTE format('GRANT SELECT ON sec_n64%1$s, sec_wide%1$s, sec_tenant%1$s TO regress_simhash_reader', suffix);
+	EXECUTE format('ANALYZE sec_n64%1$s; ANALYZE sec_wide%1$s; ANALYZE sec_tenant%1$s', suffix);
+END $$;
+SELECT sec_tables('', 'regress_simhash_owner');
+SELECT sec_tables('_su', current_user);
+SELECT count(*) AS seen_at_build FROM regress_attack.seen;
+
+-- the reader's session: its schema first, sequential scans off
+SET ROLE regress_simhash_reader;
+SET search_path = regress_attack, pg_catalog, public;
+SET enable_seqscan = off;
+SET enable_sort = off;
+-- the NULL rows at the end of an ordered scan (permknn.c)
+EXPLAIN (COSTS OFF)
+SELECT id FROM sec_n64 ORDER BY sec_norm(body) <-> simhash('page 1 of the site');
+SELECT count(*) AS rows FROM (SELECT id FROM sec_n64 ORDER BY sec_norm(body) <-> simhash('page 1 of the site')) s;
+SELECT count(*) AS rows FROM (SELECT id FROM sec_n64_su ORDER BY sec_norm(body) <-> simhash('page 1 of the site')) s;
+-- the sweep of a bit(n) nearest-neighbour scan whose neighbours lie far
+-- (permwideknn.c)
+EXPLAIN (COSTS OFF)
+SELECT id FROM sec_wide ORDER BY sec_code(body) <-> simhash128('page 1 of the site') LIMIT 150;
+SELECT count(*) AS rows FROM (SELECT id FROM sec_wide ORDER BY sec_code(body) <-> simhash128('page 1 of the site') LIMIT 150) s;
+SELECT count(*) AS rows FROM (SELECT id FROM sec_wide_su ORDER BY sec_code(body) <-> simhash128('page 1 of the site') LIMIT 150) s;
+-- a (tenant, code) index scanned without the tenant's equality
+-- (permwidescan.c)
+EXPLAIN (COSTS OFF)
+SELECT id FROM sec_tenant WHERE hamming_near(sec_norm(body), simhash('page 1 of the site'), 3);
+SELECT count(*) AS rows FROM sec_tenant WHERE hamming_near(sec_norm(body), simhash('page 1 of the site'), 3);
+SELECT count(*) AS rows FROM sec_tenant_su WHERE hamming_near(sec_norm(body), simhash('page 1 of the site'), 3);
+-- its nearest neighbours without the tenant's equality, and with it
+SELECT count(*) AS rows FROM (SELECT id FROM sec_tenant ORDER BY sec_norm(body) <-> simhash('page 1 of the site')) s;
+SELECT count(*) AS rows FROM (SELECT id FROM sec_tenant_su WHERE site = 1 ORDER BY sec_norm(body) <-> simhash('page 1 of the site')) s;
+-- the tenant's equality alone is not planned on the index (it would read
+-- the table for the NULL codes, running the owner's code for a query that
+-- names none of it)
+SELECT * FROM plan('SELECT id FROM sec_tenant_su WHERE site = 1');
+SELECT count(*) AS rows FROM sec_tenant_su WHERE site = 1;
+-- bitmap scans
+SET enable_indexscan = off;
+SELECT count(*) AS rows FROM sec_tenant_su WHERE hamming_near(sec_norm(body), simhash('page 1 of the site'), 3);
+SELECT count(*) AS rows FROM sec_n64_su WHERE hamming_near(sec_norm(body), simhash('page 1 of the site'), 3);
+RESET enable_indexscan;
+RESET enable_seqscan;
+RESET enable_sort;
+RESET search_path;
+RESET ROLE;
+
+-- the reader's lower() ran as the reader only: nothing copied, no role
+-- changed
+SELECT who, superuser, count(*) > 0 AS ran FROM regress_attack.seen GROUP BY 1, 2 ORDER BY 1;
+SELECT count(*) AS copied FROM regress_attack.loot;
+SELECT rolname, rolsuper FROM pg_roles
+ WHERE rolname IN ('regress_simhash_owner', 'regress_simhash_reader') ORDER BY 1;
+
+-- 3. A superuser's maintenance under a hostile search_path: the owner's
+--    code never reaches the reader's lower()
+TRUNCATE regress_attack.seen;
+CREATE TABLE sec_excl (id int, body text,
+	EXCLUDE USING simhash_perm (sec_norm(body) WITH ~=) WITH (max_distance = 2));
+INSERT INTO sec_excl SELECT id, body FROM sec_n64 WHERE id <= 50;
+ALTER TABLE sec_excl OWNER TO regress_simhash_owner;
+CREATE INDEX sec_n64_id ON sec_n64 (id);
+SET search_path = regress_attack, pg_catalog, public;
+SELECT count(*) AS tables FROM simhash_perm_check('public.sec_n64_sec_norm_idx', true);
+SELECT count(*) AS tables FROM simhash_perm_check('public.sec_wide_su_sec_code_idx', true);
+SELECT count(*) AS tables FROM simhash_perm_check('public.sec_tenant_site_sec_norm_idx', true);
+REINDEX INDEX public.sec_n64_sec_norm_idx;
+REINDEX TABLE public.sec_tenant_su;
+VACUUM FULL public.sec_wide;
+CLUSTER public.sec_n64 USING sec_n64_id;
+CREATE INDEX sec_again ON public.sec_n64_su USING simhash_perm (public.sec_norm(body));
+ALTER INDEX public.sec_excl_sec_norm_excl SET (max_distance = 3);
+VACUUM FULL public.sec_excl;
+RESET search_path;
+SELECT count(*) AS reader_code_runs FROM regress_attack.seen;
+
+DROP TABLE sec_docs, sec_log, sec_secret, sec_n64, sec_wide, sec_tenant,
+	sec_n64_su, sec_wide_su, sec_tenant_su, sec_excl;
+DROP FUNCTION sec_fp(text), sec_pred(int), sec_spy(), sec_norm(text), sec_code(text),
+	sec_tables(text, name);
+DROP SCHEMA regress_attack CASCADE;
 REVOKE CREATE ON SCHEMA public FROM regress_simhash_owner;
 DROP ROLE regress_simhash_owner;
+DROP ROLE regress_simhash_reader;

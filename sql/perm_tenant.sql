@@ -100,7 +100,8 @@ SELECT n, qual, count(*) AS queries,
 	   (VALUES (1, NULL::int), (10, NULL), (10, 6), (400, NULL)) p(n, qual)
  GROUP BY n, qual ORDER BY n, qual;
 
--- the rows of a tenant come nearest first, NULL fingerprints last; a
+-- the rows of a tenant come nearest first, NULL fingerprints last (the
+-- OFFSET counts the tenant's rows, its NULL codes included: the last two); a
 -- NULL tenant matches nothing
 SET enable_seqscan = off;
 SET enable_bitmapscan = off;

@@ -39,17 +39,6 @@
 #define SimhashRelationLocator(rel)	((rel)->rd_node)
 #endif
 
-/*
- * 17 made maintenance commands run the table owner's code with search_path
- * restricted to pg_catalog, pg_temp (RestrictSearchPath), as amcheck and
- * REINDEX do; before 17 they kept the session's.
- */
-#if PG_VERSION_NUM >= 170000
-#define SimhashRestrictSearchPath()	RestrictSearchPath()
-#else
-#define SimhashRestrictSearchPath()	((void) 0)
-#endif
-
 /* 18 gave vacuum_delay_point() an argument: whether ANALYZE calls it */
 #if PG_VERSION_NUM >= 180000
 #define SimhashVacuumDelayPoint()	vacuum_delay_point(false)

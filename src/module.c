@@ -19,6 +19,7 @@
 #include "fmgr.h"
 
 #include "index/perm.h"
+#include "planner/paths.h"
 
 PG_MODULE_MAGIC;
 
@@ -29,4 +30,5 @@ void
 _PG_init(void)
 {
 	PermInit();
+	SimhashPathsInit();
 }

@@ -44,7 +44,7 @@
  *					hash in every key, a row's keys, a scan's tenant
  *	permwide.c		codes wider than 64 bits (bit(n)): substrings, their keys,
  *					probe radii, rings, the cost model that picks the layout
- *	permowner.c		running a table's index expressions as its owner
+ *	permowner.c		whose rights a table's index expressions run with
  * Below them: the record sort (src/recsort), the fingerprint voter
  * (src/fingerprint) and the type (src/type).
  *
@@ -692,5 +692,8 @@ extern void PermRestoreUser(PermSavedUser *saved);
 extern void PermReadRowsAsOwner(Relation heap, Relation index,
 								Snapshot snapshot, IndexBuildCallback callback,
 								void *arg);
+extern void PermReadRowsAsCaller(Relation heap, Relation index,
+								 Snapshot snapshot, IndexBuildCallback callback,
+								 void *arg);
 
 #endif							/* SIMHASH_PERM_H */

@@ -299,6 +299,7 @@ permbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 {
 	IndexBuildResult *result;
 	PermBuildState bs;
+	PermSavedUser saved;
 	double		reltuples;
 	MemoryContext oldcxt;
 
@@ -321,8 +322,18 @@ permbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	SimhashVoterInit(&bs.counter);
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, PERM_PHASE_SCAN);
+
+	/*
+	 * PostgreSQL runs a build as the table's owner, security-restricted,
+	 * but locks search_path only since 17: the owner's expressions must not
+	 * resolve an unqualified call through the search_path of whoever runs
+	 * REINDEX, VACUUM FULL or CLUSTER, so it is locked here on every
+	 * version (permowner.c)
+	 */
+	PermBecomeTableOwner(heap, &saved);
 	reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
 									   build_callback, &bs, NULL);
+	PermRestoreUser(&saved);
 
 	write_index(index, MAIN_FORKNUM, &bs);
 	if (bs.rows)

@@ -332,8 +332,8 @@ collect_null(Relation index, ItemPointer tid, Datum *values, bool *isnull,
  * fp <-> q returns such rows, last.  Once every indexed row has been handed
  * out, find them as CREATE INDEX would, by reading the table under the
  * scan's snapshot (index expressions and a partial index's predicate
- * evaluated as for a build, as the table's owner in a security-restricted
- * operation; a HOT chain reported by its root TID).
+ * evaluated as for a build, but as the caller, as a sequential scan of the
+ * query would evaluate them; a HOT chain reported by its root TID).
  */
 void
 PermKnnReadNullRows(IndexScanDesc scan, PermScanOpaque so)
@@ -344,9 +344,9 @@ PermKnnReadNullRows(IndexScanDesc scan, PermScanOpaque so)
 	if (heap == NULL)
 		heap = table_open(IndexGetRelation(RelationGetRelid(scan->indexRelation),
 										   false), AccessShareLock);
-	/* the expressions are the table owner's code, not the caller's */
-	PermReadRowsAsOwner(heap, scan->indexRelation, scan->xs_snapshot,
-						collect_null, so);
+	/* as the caller: a scan never runs the owner's code with its rights */
+	PermReadRowsAsCaller(heap, scan->indexRelation, scan->xs_snapshot,
+						 collect_null, so);
 	if (heap != scan->heapRelation)
 		table_close(heap, AccessShareLock);
 }

@@ -1,13 +1,28 @@
 /*-------------------------------------------------------------------------
  *
  * permowner.c
- *		simhash_perm: running a table's index expressions and predicate as
- *		the table's owner, in a security-restricted operation.
+ *		simhash_perm: whose rights a table's index expressions run with.
  *
- * Outside CREATE INDEX and REINDEX (which switch user themselves), the
- * index evaluates a table owner's code in three places: the
- * heapallindexed pass of simhash_perm_check(), the NULL rows of an ordered
- * scan, and the pair search that guards an exclusion constraint's radius.
+ * An index on an expression, or a partial index, holds the table owner's
+ * code.  The index evaluates it in two kinds of places, and they differ in
+ * whose rights it runs with (README.perm, "Security"):
+ *
+ *	- Maintenance, which must read every row as the index defines it: the
+ *	  build (CREATE INDEX, REINDEX, VACUUM FULL, CLUSTER), the heapallindexed
+ *	  pass of simhash_perm_check(), and the row search that guards an
+ *	  exclusion constraint's radius on ALTER INDEX and on rebuilds.  These
+ *	  run as the table's owner, in a security-restricted operation, with
+ *	  search_path locked to pg_catalog, pg_temp, on every PostgreSQL version
+ *	  (17 does this for its own maintenance commands; on 15 and 16 it is
+ *	  done here): PermBecomeTableOwner, the one way in.  A caller's schema
+ *	  then cannot put its own lower() under the owner's unqualified call.
+ *	- Scans, which read the table when the index alone cannot answer (the
+ *	  rows with a NULL code, a scan without a tenant's equality, the sweep
+ *	  of a far nearest-neighbour query on bit(n) codes).  These run as the
+ *	  caller, exactly as the sequential scan of the same query would run the
+ *	  same expressions: a SELECT never runs another role's code with that
+ *	  role's rights (PermReadRowsAsCaller).
+ *
  * At the bottom of the folder's order: every file may call it.
  *
  * IDENTIFICATION
@@ -26,14 +41,33 @@
 #include "index/perm.h"
 
 /*
- * Become the owner of heap, in a security-restricted operation, before
- * evaluating its index expressions or a partial index's predicate outside
- * of CREATE INDEX (simhash_perm_check's heapallindexed, the NULL rows of an
- * ordered scan).  Those are the table owner's code: run as the caller, an
- * owner's IMMUTABLE wrapper would run with a superuser's rights when one
- * checks the index.  REINDEX and contrib/amcheck do the same since
- * CVE-2022-1552.  GUC changes the code makes are undone by
- * PermRestoreUser, or by the transaction's abort.
+ * search_path = pg_catalog, pg_temp until the GUC nest level the caller
+ * opened ends: PostgreSQL 17's RestrictSearchPath(), done by hand before
+ */
+static void
+lock_search_path(void)
+{
+#if PG_VERSION_NUM >= 170000
+	RestrictSearchPath();
+#else
+	(void) set_config_option("search_path", "pg_catalog, pg_temp",
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+							 true, 0, false);
+#endif
+}
+
+/*
+ * Become the owner of heap, in a security-restricted operation with
+ * search_path locked to pg_catalog, pg_temp, before evaluating its index
+ * expressions or a partial index's predicate for maintenance (a build, the
+ * heapallindexed pass, a constraint's row search).  Those are the table
+ * owner's code: run as the caller, an owner's IMMUTABLE wrapper would run
+ * with a superuser's rights when one checks the index; run with the
+ * caller's search_path, an unqualified call in it would reach whatever the
+ * caller's schemas define.  REINDEX and contrib/amcheck do the same since
+ * CVE-2022-1552 (and lock search_path since PostgreSQL 17).  GUC changes
+ * the code makes are undone by PermRestoreUser, or by the transaction's
+ * abort, which also restores the user id.
  */
 void
 PermBecomeTableOwner(Relation heap, PermSavedUser *saved)
@@ -42,10 +76,10 @@ PermBecomeTableOwner(Relation heap, PermSavedUser *saved)
 	SetUserIdAndSecContext(heap->rd_rel->relowner,
 						   saved->sec_context | SECURITY_RESTRICTED_OPERATION);
 	saved->gucnestlevel = NewGUCNestLevel();
-	SimhashRestrictSearchPath();
+	lock_search_path();
 }
 
-/* Back to the caller's user id after PermBecomeTableOwner */
+/* Back to the caller's user id and settings after PermBecomeTableOwner */
 void
 PermRestoreUser(PermSavedUser *saved)
 {
@@ -55,27 +89,53 @@ PermRestoreUser(PermSavedUser *saved)
 
 /*
  * Read every row of heap visible to the MVCC snapshot as CREATE INDEX would
- * for index (index expressions and a partial index's predicate evaluated,
- * a HOT chain reported by its root TID), and pass each to callback, all as
- * heap's owner in a security-restricted operation.  The rows are read as
- * a concurrent build reads them: under an MVCC snapshot the table AM
- * computes no xmin horizon (an assert of heapam_index_build_range_scan
- * checks that such a scan comes without one).
+ * for index (index expressions and a partial index's predicate evaluated
+ * by the current user, a HOT chain reported by its root TID), and pass each
+ * to callback.  The rows are read as a concurrent build reads them: under
+ * an MVCC snapshot the table AM computes no xmin horizon (an assert of
+ * heapam_index_build_range_scan checks that such a scan comes without
+ * one).
  */
-void
-PermReadRowsAsOwner(Relation heap, Relation index, Snapshot snapshot,
-					IndexBuildCallback callback, void *arg)
+static void
+read_rows(Relation heap, Relation index, Snapshot snapshot,
+		  IndexBuildCallback callback, void *arg)
 {
-	PermSavedUser saved;
 	IndexInfo  *info;
 	TableScanDesc tscan;
 
-	PermBecomeTableOwner(heap, &saved);
 	info = BuildIndexInfo(index);
 	info->ii_Concurrent = true;
 	tscan = table_beginscan_strat(heap, snapshot, 0, NULL, true, true);
 	/* ends tscan */
 	table_index_build_scan(heap, index, info, true, false, callback, arg,
 						   tscan);
+}
+
+/*
+ * read_rows for maintenance: as heap's owner, security-restricted, with
+ * search_path locked
+ */
+void
+PermReadRowsAsOwner(Relation heap, Relation index, Snapshot snapshot,
+					IndexBuildCallback callback, void *arg)
+{
+	PermSavedUser saved;
+
+	PermBecomeTableOwner(heap, &saved);
+	read_rows(heap, index, snapshot, callback, arg);
 	PermRestoreUser(&saved);
+}
+
+/*
+ * read_rows for a scan: as the caller, with the caller's settings, as the
+ * sequential scan of the query would evaluate the same expressions.  Never
+ * as the owner: a role with SELECT on the table would otherwise run the
+ * owner's code, and whatever its search_path slips under it, with the
+ * owner's rights.
+ */
+void
+PermReadRowsAsCaller(Relation heap, Relation index, Snapshot snapshot,
+					 IndexBuildCallback callback, void *arg)
+{
+	read_rows(heap, index, snapshot, callback, arg);
 }

@@ -562,8 +562,8 @@ sweep_row(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 /*
  * Read every row, in heap order, as CREATE INDEX reads them (under the
  * scan's snapshot, a HOT chain by its root TID, a partial index's
- * predicate applied, the expressions run as the table's owner: as the
- * NULL rows are read, which this pass collects too), and file each anew,
+ * predicate applied, the expressions run as the caller: as the NULL rows
+ * are read, which this pass collects too), and file each anew,
  * but those handed out already: every row nearer than emit_d, and the
  * first emit_i at emit_d (a set of those few, rather than a look-up of
  * every row in the rings' set of TIDs seen)
@@ -592,8 +592,8 @@ sweep(IndexScanDesc scan, PermScanOpaque so, PermWideOrder *wo)
 	ss.so = so;
 	ss.wo = wo;
 	so->nulls.n = 0;
-	PermReadRowsAsOwner(scan->heapRelation, scan->indexRelation,
-						scan->xs_snapshot, sweep_row, &ss);
+	PermReadRowsAsCaller(scan->heapRelation, scan->indexRelation,
+						 scan->xs_snapshot, sweep_row, &ss);
 	hash_destroy(ss.handed);
 	drop_deferred(wo);
 	so->nulls_read = true;

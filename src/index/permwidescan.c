@@ -24,6 +24,8 @@
 #include "postgres.h"
 
 #include "access/relscan.h"
+#include "access/table.h"
+#include "catalog/index.h"
 #include "utils/rel.h"
 
 #include "index/perm.h"
@@ -134,20 +136,56 @@ PermWideScanQuals(IndexScanDesc scan, const PermLayout *layout,
 /* What a radius scan's sweep hands each row to */
 typedef struct SearchSweep
 {
+	IndexScanDesc scan;
 	PermMatchCallback callback;
 	void	   *arg;
-	bool		nulls;			/* a scan without keys: NULL codes too */
+	bool		codes;			/* rows with a code */
+	bool		nulls;			/* rows whose code is NULL */
 } SearchSweep;
 
-/* Callback of a radius scan's sweep: every row with a code is a candidate */
+/*
+ * Callback of a radius scan's sweep: a row with a code, or without one,
+ * as asked; a row without one only where its leading values equal the
+ * scan's (the sweep of a tenant-only scan's NULL rows, which would
+ * otherwise hand out every NULL row of the table for the executor to drop)
+ */
 static void
 search_sweep_row(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 				 bool tupleIsAlive, void *arg)
 {
 	SearchSweep *ss = (SearchSweep *) arg;
 
-	if (ss->nulls || !isnull[PermCodeColumn(index)])
+	if (isnull[PermCodeColumn(index)] ?
+		(ss->nulls && PermTenantRowMatches(ss->scan, values, isnull)) :
+		ss->codes)
 		ss->callback(ss->arg, tid, 0, 0);
+}
+
+/*
+ * Read the table for the rows the index cannot give (codes: every row with
+ * a code too), as the caller: the expressions are evaluated as a
+ * sequential scan of the query would evaluate them (permowner.c)
+ */
+static void
+search_sweep(IndexScanDesc scan, bool codes, bool nulls,
+			 PermMatchCallback callback, void *arg)
+{
+	SearchSweep ss;
+	Relation	heap = scan->heapRelation;
+
+	ss.scan = scan;
+	ss.callback = callback;
+	ss.arg = arg;
+	ss.codes = codes;
+	ss.nulls = nulls;
+	/* a bitmap scan is not given the table; the executor has it locked */
+	if (heap == NULL)
+		heap = table_open(IndexGetRelation(RelationGetRelid(scan->indexRelation),
+										   false), AccessShareLock);
+	PermReadRowsAsCaller(heap, scan->indexRelation, scan->xs_snapshot,
+						 search_sweep_row, &ss);
+	if (heap != scan->heapRelation)
+		table_close(heap, AccessShareLock);
 }
 
 /*
@@ -155,8 +193,9 @@ search_sweep_row(Relation index, ItemPointer tid, Datum *values, bool *isnull,
  * table's probe radius of the query, for the qual of smallest radius (the
  * executor rechecks every qual on the row), inside the tenant's key range
  * when the index has leading columns.  Without a qual on the code, every
- * row of the tenant; without an equality on every leading column, every
- * row of the table, read in heap order (the planner avoids such a scan).
+ * row of the tenant, those whose code is NULL included (read from the
+ * table); without an equality on every leading column, every row of the
+ * table, read in heap order (the planner avoids such a scan).
  * A NULL query matches nothing.
  */
 void
@@ -184,13 +223,8 @@ PermWideSearch(IndexScanDesc scan, PermMatchCallback callback, void *arg,
 
 		if (!PermScanTenantBits(scan, &tenant, &none))
 		{
-			SearchSweep ss;
-
-			ss.callback = callback;
-			ss.arg = arg;
-			ss.nulls = (scan->numberOfKeys == 0);
-			PermReadRowsAsOwner(scan->heapRelation, index, scan->xs_snapshot,
-								search_sweep_row, &ss);
+			/* no qual on the code: its NULL rows pass too */
+			search_sweep(scan, true, nquals == 0, callback, arg);
 			return;
 		}
 		if (none)
@@ -201,9 +235,15 @@ PermWideSearch(IndexScanDesc scan, PermMatchCallback callback, void *arg,
 			query = &quals[i];
 	if (query == NULL)
 	{
-		/* only the leading columns' equalities: the tenant's rows */
+		/*
+		 * only the leading columns' equalities: the tenant's rows, and
+		 * those whose code is NULL, which the index does not hold and
+		 * which pass these quals too (as in a sequential scan: a DELETE
+		 * through this plan must reach them)
+		 */
 		PermWideProbeTenant(index, 0, tenant, 0, 0, PERM_MAX_HAMMING,
 							callback, arg, pins);
+		search_sweep(scan, false, true, callback, arg);
 		return;
 	}
 	PermWideKeys(layout, query->code, keys, extras);
