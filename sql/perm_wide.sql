@@ -187,7 +187,8 @@ RESET enable_seqscan;
 SELECT hamming_within(B'0101', 2), 'x3f/2'::hamming_query, '0110/0'::hamming_query;
 
 -- Bad input: a code of another width, a radius out of range, a query of
--- the wrong length, an index option that does not suit the codes
+-- the wrong length or of no bits, an index option that does not suit the
+-- codes
 \set VERBOSITY default
 SELECT count(*) FROM pdq WHERE hamming_near(code, B'1010', 1);
 SET enable_seqscan = off;
@@ -198,6 +199,10 @@ SELECT count(*) FROM pdq WHERE hamming_near(code, B'0'::bit(256), -1);
 RESET enable_seqscan;
 SELECT hamming_within(B'0101', 5);
 SELECT 'x3f'::hamming_query;
+SELECT 'x/0'::hamming_query;
+SELECT 'b/0'::hamming_query;
+SELECT hamming_within(B'', 0);
+SELECT count(*) FROM pdq WHERE code <@ hamming_within(B'', 0);
 CREATE INDEX ON pdq USING simhash_perm (code) WITH (substrings = 3);
 CREATE INDEX ON pdq USING simhash_perm (code) WITH (radius = 300);
 CREATE INDEX ON pdq USING simhash_perm (code) WITH (max_distance = 31);

@@ -91,9 +91,6 @@ PermInit(void)
 							GUC_UNIT_KB,
 							NULL, NULL, NULL);
 	MarkGUCPrefixReserved("simhash");
-
-	/* ALTER INDEX ... SET (max_distance) of a constraint checks the rows */
-	PermRadiusInit();
 }
 
 /* Parse and validate WITH (...) */

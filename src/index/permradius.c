@@ -121,6 +121,7 @@ report_pair(PairSearch *ps, ItemPointer a, uint64 fa, ItemPointer b, uint64 fb)
  * Callback of the search's table scan: search the index around one row,
  * and read back every other row it finds
  */
+SIMHASH_POPCNT
 static void
 search_row(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 		   bool tupleIsAlive, void *arg)

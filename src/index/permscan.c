@@ -136,6 +136,7 @@ wide_constraint_row_matches(IndexScanDesc scan, PermScanOpaque so,
  * this transaction and command, at this TID, with the value the check
  * looks for (no other row can hold that TID within one command).
  */
+SIMHASH_POPCNT
 static bool
 constraint_row_matches(IndexScanDesc scan, PermScanOpaque so)
 {

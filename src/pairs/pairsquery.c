@@ -514,6 +514,40 @@ pairs_read_rows_query(PairsState *ps)
 		pairs_choose_layout(ps, &qr.votes, RecStoreCount(ps->search.rows));
 }
 
+/* A tenant of at most this many rows is searched pair by pair */
+#define PAIRS_SMALL_TENANT	64
+
+/* Every pair of a small tenant's rows compared (search_tenant) */
+SIMHASH_POPCNT
+static void
+search_small_tenant(PairsState *ps)
+{
+	KeyTid		recs[PAIRS_SMALL_TENANT];
+	KeyTid	   *batch;
+	int			got = 0,
+				nb,
+				i,
+				j;
+
+	RecStoreRewind(ps->search.rows);
+	while ((nb = RecStoreNextBatch(ps->search.rows, &batch)) > 0)
+	{
+		memcpy(recs + got, batch, nb * sizeof(KeyTid));
+		got += nb;
+	}
+	for (i = 0; i < got; i++)
+		for (j = i + 1; j < got; j++)
+		{
+			int			d = simhash_hamming(recs[i].key, recs[j].key);
+
+			if (d > ps->search.k)
+				continue;
+			ps->search.found++;
+			ps->sink.found(ps, &recs[i].tid, &recs[j].tid, d);
+		}
+	ps->search.compared += (int64) got * (got - 1) / 2;
+}
+
 /*
  * Search the rows gathered of one tenant, then forget them: as the whole
  * table's rows are searched (a layout for their number, every table), or,
@@ -521,8 +555,6 @@ pairs_read_rows_query(PairsState *ps)
  * found reads its keys from the spool (pairs_query_key), which moves the
  * spool's position: it is put back at the end, where the next keys go.
  */
-#define PAIRS_SMALL_TENANT	64
-
 static void
 search_tenant(PairsState *ps, SimhashVoter *votes)
 {
@@ -545,32 +577,7 @@ search_tenant(PairsState *ps, SimhashVoter *votes)
 		ps->search.perm = NULL;
 	}
 	else if (n > 1)
-	{
-		KeyTid		recs[PAIRS_SMALL_TENANT];
-		KeyTid	   *batch;
-		int			got = 0,
-					nb,
-					i,
-					j;
-
-		RecStoreRewind(ps->search.rows);
-		while ((nb = RecStoreNextBatch(ps->search.rows, &batch)) > 0)
-		{
-			memcpy(recs + got, batch, nb * sizeof(KeyTid));
-			got += nb;
-		}
-		for (i = 0; i < got; i++)
-			for (j = i + 1; j < got; j++)
-			{
-				int			d = simhash_hamming(recs[i].key, recs[j].key);
-
-				if (d > ps->search.k)
-					continue;
-				ps->search.found++;
-				ps->sink.found(ps, &recs[i].tid, &recs[j].tid, d);
-			}
-		ps->search.compared += (int64) got * (got - 1) / 2;
-	}
+		search_small_tenant(ps);
 	if (BufFileSeek(ps->src.spool, fileno, offset, SEEK_SET) != 0)
 		ereport(ERROR,
 				(errcode_for_file_access(),

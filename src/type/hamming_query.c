@@ -9,8 +9,10 @@
  * answer it (src/planner); users may also write that form themselves.
  * Text form: the code as bit's text form (binary digits, or x and hex
  * digits on input), a slash, the radius: '0110.../3' or 'x3fa9.../31'.
- * The radius runs from 0 to the code's width; a code of another width than
- * the column's is an error naming both widths (hamming.c).
+ * The code has at least one bit, as a bit(n) column's values do (an empty
+ * one would print as a bare '/0'); the radius runs from 0 to the code's
+ * width; a code of another width than the column's is an error naming both
+ * widths (hamming.c).
  *
  * IDENTIFICATION
  *	  src/type/hamming_query.c
@@ -72,6 +74,13 @@ hamming_query_in(PG_FUNCTION_ARGS)
 											   CStringGetDatum(pnstrdup(str, slash - str)),
 											   ObjectIdGetDatum(InvalidOid),
 											   Int32GetDatum(-1)));
+	if (VARBITLEN(code) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+				 errmsg("invalid input syntax for type %s: \"%s\"",
+						"hamming_query", str),
+				 errdetail("The code \"%s\" has no bits; a hamming_query's code has at least one.",
+						   pnstrdup(str, slash - str))));
 	PG_RETURN_POINTER(make_query(code, (int32) radius));
 }
 
@@ -90,7 +99,14 @@ hamming_query_out(PG_FUNCTION_ARGS)
 Datum
 hamming_within(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_POINTER(make_query(PG_GETARG_VARBIT_P(0), PG_GETARG_INT32(1)));
+	VarBit	   *code = PG_GETARG_VARBIT_P(0);
+
+	if (VARBITLEN(code) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the code of hamming_within() has no bits: B''"),
+				 errdetail("A Hamming query's code has at least one bit, as the values of a bit(n) column do.")));
+	PG_RETURN_POINTER(make_query(code, PG_GETARG_INT32(1)));
 }
 
 /* code <@ hamming_within(q, k): is code within k bits of q? */
