@@ -4,7 +4,7 @@
 -- sequential scans off: one-column 64-bit and bit(n) indexes, and
 -- (tenant, code) indexes of both kinds.  A scan with no condition on the
 -- code and no ORDER BY on it (the tenant's equality alone, none at all) is
--- never planned through the index (src/planner/paths.c): it would have to
+-- never planned through the index (src/planner/scanpaths.c): it would have to
 -- read the table for the NULL codes.
 --
 SET client_min_messages = warning;

@@ -202,7 +202,7 @@ CREATE INDEX ON bad USING simhash_perm (a, b, c, d, e, f, g, h, i, fp);
 CREATE INDEX ON bad USING simhash_perm (code, fp);
 CREATE INDEX ON bad USING simhash_perm (fp, a);
 CREATE INDEX ON bad USING simhash_perm (x, fp);
-CREATE INDEX ON bad USING simhash_perm (a, fp) WITH (radius = 4);
+CREATE INDEX ON bad USING simhash_perm (a, fp) WITH (blocks = 4);
 CREATE INDEX ON bad USING simhash_perm (a, fp) WITH (substrings = 1);
 ALTER TABLE bad ADD EXCLUDE USING simhash_perm (a WITH =, fp WITH =);
 ALTER TABLE bad ADD EXCLUDE USING simhash_perm (fp WITH =, fp WITH ~=);

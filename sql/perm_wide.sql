@@ -207,7 +207,7 @@ CREATE INDEX ON pdq USING simhash_perm (code) WITH (substrings = 3);
 CREATE INDEX ON pdq USING simhash_perm (code) WITH (radius = 300);
 CREATE INDEX ON pdq USING simhash_perm (code) WITH (max_distance = 31);
 CREATE TABLE fp64 (fp simhash64);
-CREATE INDEX ON fp64 USING simhash_perm (fp) WITH (radius = 4);
+CREATE INDEX ON fp64 USING simhash_perm (fp) WITH (substrings = 4);
 -- a column of any width: the index takes the width of its first code
 CREATE TABLE anywidth (code bit varying);
 CREATE INDEX ON anywidth USING simhash_perm (code);

@@ -21,7 +21,7 @@
 #include "fmgr.h"
 
 #include "index/perm.h"
-#include "planner/paths.h"
+#include "planner/scanpaths.h"
 
 PG_MODULE_MAGIC;
 

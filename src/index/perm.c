@@ -33,21 +33,30 @@ void
 PermInit(void)
 {
 	perm_relopt_kind = add_reloption_kind();
-	add_int_reloption(perm_relopt_kind, "max_distance",
-					  "Design radius: queries up to this Hamming distance probe exact prefixes",
-					  PERM_DEFAULT_MAX_DISTANCE, 0, PERM_MAX_MAX_DISTANCE,
-					  AccessExclusiveLock);
-	add_int_reloption(perm_relopt_kind, "blocks",
-					  "Number of blocks the 64 bits are split into (0: max_distance + 1)",
-					  0, 0, PERM_MAX_BLOCKS, AccessExclusiveLock);
-	/* for bit(n) codes (permwide.c); the two above are for 64-bit ones */
+	/*
+	 * radius is the design radius of every index; max_distance, its older
+	 * name, goes on working on 64-bit codes (dumps, upgrades).  An option
+	 * that does not apply to the index's code type is refused when the
+	 * index is built and when ALTER INDEX sets it (PermLayoutOptions,
+	 * PermWideLayoutOptions), never accepted and ignored.  -1 and 0 stand
+	 * for "not given".
+	 */
 	add_int_reloption(perm_relopt_kind, "radius",
-					  "Design radius of an index on bit(n) codes (-1: a width / 8)",
+					  "Design radius: queries up to this Hamming distance probe exact keys (-1: 3 on 64-bit codes, width / 8 on bit(n) codes)",
 					  PERM_DEFAULT_WIDE_RADIUS, -1, PERM_MAX_WIDTH,
 					  AccessExclusiveLock);
+	add_int_reloption(perm_relopt_kind, "max_distance",
+					  "The older name of radius, on 64-bit codes (-1: not given)",
+					  -1, -1, PERM_MAX_MAX_DISTANCE, AccessExclusiveLock);
+	add_int_reloption(perm_relopt_kind, "blocks",
+					  "Blocks the 64 bits of a fingerprint are split into (0: radius + 1)",
+					  0, 0, PERM_MAX_BLOCKS, AccessExclusiveLock);
 	add_int_reloption(perm_relopt_kind, "substrings",
-					  "Substrings a bit(n) code is cut into, one table each (0: chosen from the width, radius and rows)",
+					  "Substrings a bit(n) code, or a code after leading columns, is cut into, one table each (0: chosen from the width, radius and rows)",
 					  0, 0, PERM_MAX_TABLES, AccessExclusiveLock);
+	add_int_reloption(perm_relopt_kind, "width",
+					  "Width of the bit varying codes of the index (0: the column's, or the first row's)",
+					  0, 0, PERM_MAX_WIDTH, AccessExclusiveLock);
 
 	/*
 	 * For tests only: an insert that splits a page stops with an error
@@ -107,6 +116,8 @@ permoptions(Datum reloptions, bool validate)
 		.offset = offsetof(PermOptions, radius)},
 		{.optname = "substrings", .opttype = RELOPT_TYPE_INT,
 		.offset = offsetof(PermOptions, substrings)},
+		{.optname = "width", .opttype = RELOPT_TYPE_INT,
+		.offset = offsetof(PermOptions, width)},
 	};
 	PermOptions *opts;
 
@@ -116,12 +127,22 @@ permoptions(Datum reloptions, bool validate)
 											lengthof(tab));
 
 	/*
-	 * The pair must make a layout, whether given to CREATE INDEX or to
-	 * ALTER INDEX ... SET (which would otherwise be accepted and break the
-	 * next REINDEX, and a restore of a dump).
+	 * blocks and the radius must make a layout, whether given to CREATE
+	 * INDEX or to ALTER INDEX ... SET (which would otherwise be accepted and
+	 * break the next REINDEX, and a restore of a dump).  blocks applies to
+	 * 64-bit codes only, whose radius is at most PERM_MAX_MAX_DISTANCE; the
+	 * code type, unknown here, is checked against every option by the
+	 * build and by ALTER's hook (permradius.c).
 	 */
-	if (validate && opts != NULL)
-		PermCheckLayoutOptions(opts->max_distance, opts->blocks);
+	if (validate && opts != NULL && opts->blocks > 0)
+	{
+		int			k = opts->radius >= 0 ? opts->radius :
+			opts->max_distance >= 0 ? opts->max_distance :
+			PERM_DEFAULT_MAX_DISTANCE;
+
+		if (k <= PERM_MAX_MAX_DISTANCE)
+			PermCheckLayoutOptions(k, opts->blocks);
+	}
 	return (bytea *) opts;
 }
 

@@ -142,10 +142,15 @@
 typedef struct PermOptions
 {
 	int32		vl_len_;		/* varlena header (do not touch directly!) */
-	int			max_distance;	/* design radius K */
-	int			blocks;			/* B; 0 means max_distance + 1 */
-	int			radius;			/* bit(n) codes: design radius; -1: width / 8 */
-	int			substrings;		/* bit(n) codes: m; 0: chosen (permwide.c) */
+	int			max_distance;	/* the older name of radius, for 64-bit
+								 * codes; -1: not given */
+	int			blocks;			/* B; 0 means radius + 1 */
+	int			radius;			/* design radius; -1: not given (3 on 64-bit
+								 * codes, width / 8 on bit(n) codes) */
+	int			substrings;		/* bit(n) codes, leading columns: m; 0:
+								 * chosen (permwide.c) */
+	int			width;			/* bit varying codes: their width; 0: the
+								 * column's, or the first row's */
 } PermOptions;
 
 /*
@@ -618,6 +623,7 @@ extern int	PermTenantColumns(Relation index);
 extern VarBit *PermCodeBits(Relation index, Datum value);
 extern int	PermWideSubstringBits(int width, int m, int t);
 extern int	PermWideFewestSubstrings(int width, int tenants);
+extern int	PermRadiusOption(Relation index);
 extern void PermWideLayoutOptions(Relation index, int width, int *radius,
 								  int *substrings);
 extern void PermWideChooseLayout(int width, int tenants, int radius,

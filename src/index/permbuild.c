@@ -96,17 +96,22 @@ wide_begin(Relation heap, Relation index, PermBuildState *bs, int width)
 }
 
 /*
- * The declared width of the index's code column (64 for a fingerprint),
- * or -1
+ * The declared width of the index's code column (64 for a fingerprint):
+ * the column's bit(n), or the width option of bit varying codes; or -1
  */
 static int
 declared_width(Relation index)
 {
 	int			code = PermCodeColumn(index);
+	PermOptions *opts = (PermOptions *) index->rd_options;
+	int			typmod;
 
 	if (index->rd_opcintype[code] != BITOID)
 		return 64;
-	return TupleDescAttr(RelationGetDescr(index), code)->atttypmod;
+	typmod = TupleDescAttr(RelationGetDescr(index), code)->atttypmod;
+	if (typmod > 0)
+		return typmod;
+	return (opts && opts->width > 0) ? opts->width : -1;
 }
 
 /*
@@ -233,8 +238,8 @@ write_index(Relation index, ForkNumber fork, PermBuildState *bs)
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						 errmsg("cannot tell the width of the codes of index \"%s\"",
 								RelationGetRelationName(index)),
-						 errdetail("The column is bit without a width, and the table has no rows to take it from."),
-						 errhint("Declare the column bit(n), or index an expression cast to bit(n).")));
+						 errdetail("The column is bit varying, and the table has no rows to take the width from."),
+						 errhint("Give the width: WITH (width = 256), or declare the column bit(n).")));
 			wide_begin(bs->heap, index, bs, declared_width(index));
 		}
 		layout = bs->wide_layout;

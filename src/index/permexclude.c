@@ -4,7 +4,7 @@
  *		simhash_perm: exclusion constraints, a table free of near-duplicates.
  *
  *	  ALTER TABLE docs ADD CONSTRAINT docs_no_near_copies
- *		  EXCLUDE USING simhash_perm (fp WITH ~=) WITH (max_distance = 3);
+ *		  EXCLUDE USING simhash_perm (fp WITH ~=) WITH (radius = 3);
  *
  * refuses a row whose fingerprint lies within 3 bits of a stored row's, and
  * INSERT ... ON CONFLICT DO NOTHING skips it.  PostgreSQL runs the check:
@@ -17,12 +17,13 @@
  * indexed type and nothing else, and the constraint stores only which
  * operator; so "within r" cannot be an argument, and a session setting
  * (as pg_trgm's similarity threshold) would let two sessions enforce two
- * rules.  The radius is the index's design radius, max_distance, which the
- * build freezes in the metapage: a part of the constraint's definition
- * (pg_get_constraintdef and pg_dump print it), the same for every session,
- * and the radius the index answers with the fewest probes.  Changing the
+ * rules.  The radius is the index's design radius (radius, or its older
+ * name max_distance), which the build freezes in the metapage: a part of
+ * the constraint's definition (pg_get_constraintdef and pg_dump print
+ * it), the same for every session, and the radius the index answers with
+ * the fewest probes.  Changing the
  * reloption with ALTER INDEX ... SET takes effect at REINDEX, which checks
- * the constraint again.  So ~= means "within the index's max_distance",
+ * the constraint again.  So ~= means "within the index's radius",
  * which only the index knows: outside a constraint's check (a query's
  * WHERE fp ~= v, by index or sequentially) it raises an error that points
  * to hamming_near().  Other designs weighed are in README.perm, "Exclusion
@@ -73,7 +74,7 @@ PermNearDupOutsideConstraint(bool codes)
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			 errmsg("operator ~= is evaluated only by a simhash_perm exclusion constraint"),
-			 errdetail("Its radius is the max_distance of the constraint's index, which only the index knows."),
+			 errdetail("Its radius is the radius of the constraint's index, which only the index knows."),
 			 errhint("To compare fingerprints in a query, use hamming_near(a, b, k) or hamming_distance(a, b).")));
 }
 
@@ -111,7 +112,7 @@ PermScanIsConstraintCheck(IndexScanDesc scan)
  * in the metapage.  Only a check asks (under a dirty snapshot); the
  * operator has no radius of its own to answer a query with.
  *
- * ALTER INDEX ... SET (max_distance = n) changes the reloption, which
+ * ALTER INDEX ... SET (radius = n) changes the reloption, which
  * pg_get_constraintdef and pg_dump print, but not the metapage, which only
  * a build writes.  Enforcing the old radius while the definition shows the
  * new one would let a dump fail to restore (or a near-copy in), so the
@@ -134,11 +135,11 @@ PermConstraintRadius(IndexScanDesc scan, PermState *state)
 	if (max_distance != state->layout.max_distance)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("index \"%s\" was built for max_distance = %d, but its definition now says %d",
+				 errmsg("index \"%s\" was built for radius = %d, but its definition now says %d",
 						RelationGetRelationName(scan->indexRelation),
 						state->layout.max_distance, max_distance),
 				 errdetail("The exclusion constraint it serves enforces the radius the index was built with."),
-				 errhint("REINDEX INDEX %s checks every row against the new radius and enforces it; ALTER INDEX ... SET (max_distance = %d) restores the old one.",
+				 errhint("REINDEX INDEX %s checks every row against the new radius and enforces it; ALTER INDEX ... SET (radius = %d) restores the old one.",
 						 quote_identifier(RelationGetRelationName(scan->indexRelation)),
 						 state->layout.max_distance)));
 	return state->layout.max_distance;

@@ -62,30 +62,52 @@ PermCheckLayoutOptions(int max_distance, int blocks)
 	if (b <= max_distance)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("blocks = %d must be greater than max_distance = %d",
+				 errmsg("blocks = %d must be greater than radius = %d",
 						b, max_distance),
-				 errdetail("Two fingerprints within distance max_distance must agree on at least one whole block.")));
+				 errdetail("Two fingerprints within the radius must agree on at least one whole block.")));
 	if (PermCountTables(b, max_distance) < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("blocks = %d and max_distance = %d need more than %d tables",
+				 errmsg("blocks = %d and radius = %d need more than %d tables",
 						b, max_distance, PERM_MAX_TABLES),
-				 errhint("The index keeps C(blocks, max_distance) tables; use fewer blocks.")));
+				 errhint("The index keeps C(blocks, radius) tables; use fewer blocks.")));
 }
 
-/* The layout options of an index (its reloptions), checked */
+/*
+ * The layout options of an index on 64-bit fingerprints (its reloptions),
+ * checked: the design radius (radius, or its older name max_distance) and
+ * blocks; substrings and width do not apply
+ */
 void
 PermLayoutOptions(Relation index, int *max_distance, int *blocks)
 {
 	PermOptions *opts = (PermOptions *) index->rd_options;
-	int			k = opts ? opts->max_distance : PERM_DEFAULT_MAX_DISTANCE;
-	int			b = (opts && opts->blocks > 0) ? opts->blocks : k + 1;
+	int			k = PermRadiusOption(index);
+	int			b;
 
-	if (opts && (opts->radius != PERM_DEFAULT_WIDE_RADIUS || opts->substrings != 0))
+	if (k < 0)
+		k = PERM_DEFAULT_MAX_DISTANCE;
+	if (opts && opts->substrings != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("radius and substrings apply to indexes on bit(n) codes"),
-				 errhint("An index on 64-bit fingerprints takes max_distance and blocks.")));
+				 errmsg("substrings does not apply to index \"%s\" on 64-bit fingerprints",
+						RelationGetRelationName(index)),
+				 errhint("Its fingerprints are cut into blocks: WITH (blocks = %d) gives their number.",
+						 opts->substrings)));
+	if (opts && opts->width != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("width does not apply to index \"%s\" on 64-bit fingerprints",
+						RelationGetRelationName(index)),
+				 errhint("width gives the width of bit varying codes.")));
+	if (k > PERM_MAX_MAX_DISTANCE)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("radius = %d is more than index \"%s\" on 64-bit fingerprints takes",
+						k, RelationGetRelationName(index)),
+				 errdetail("Its design radius is 0 to %d; queries at any radius are answered exactly.",
+						   PERM_MAX_MAX_DISTANCE)));
+	b = (opts && opts->blocks > 0) ? opts->blocks : k + 1;
 	PermCheckLayoutOptions(k, b);
 	*max_distance = k;
 	*blocks = b;

@@ -4,14 +4,14 @@
  *		simhash_perm: the radius of an exclusion constraint always holds for
  *		the rows it guards.
  *
- * EXCLUDE USING simhash_perm (fp WITH ~=) WITH (max_distance = n) promises
+ * EXCLUDE USING simhash_perm (fp WITH ~=) WITH (radius = n) promises
  * that no two rows lie within n bits of each other, and pg_dump restores
  * the table by adding the constraint again with the radius the definition
  * prints.  PostgreSQL checks every row when the constraint is added and
  * when REINDEX rebuilds its index.  Two other paths would let the printed
  * radius and the rows part:
  *
- *	- ALTER INDEX ... SET (max_distance = m), or RESET, changes the printed
+ *	- ALTER INDEX ... SET (radius = m), or RESET, changes the printed
  *	  definition at once.  The index goes on enforcing the radius it was
  *	  built with and refuses writes until REINDEX (permexclude.c), but the
  *	  definition, and so a dump, already says m.  An object access hook sees
@@ -65,7 +65,7 @@
 /* Why the rows are searched: the message of a pair found */
 typedef enum PairSearchReason
 {
-	PAIR_SEARCH_ALTER,			/* ALTER INDEX ... SET (max_distance) */
+	PAIR_SEARCH_ALTER,			/* ALTER INDEX ... SET (radius) */
 	PAIR_SEARCH_REBUILD			/* VACUUM FULL, CLUSTER */
 } PairSearchReason;
 
@@ -99,7 +99,7 @@ report_pair(PairSearch *ps, ItemPointer a, uint64 fa, ItemPointer b, uint64 fb)
 	if (ps->reason == PAIR_SEARCH_ALTER)
 		ereport(ERROR,
 				(errcode(ERRCODE_EXCLUSION_VIOLATION),
-				 errmsg("cannot set max_distance = %d on index \"%s\" of an exclusion constraint: two rows lie within it",
+				 errmsg("cannot set radius = %d on index \"%s\" of an exclusion constraint: two rows lie within it",
 						ps->radius, name),
 				 errdetail("The rows at %s and %s, fingerprints %016llx and %016llx, lie %d bits apart.",
 						   tid_string(a), tid_string(b),
@@ -108,13 +108,13 @@ report_pair(PairSearch *ps, ItemPointer a, uint64 fa, ItemPointer b, uint64 fb)
 				 errhint("Remove one row of each such pair first (simhash_pairs lists them), or keep the radius.")));
 	ereport(ERROR,
 			(errcode(ERRCODE_EXCLUSION_VIOLATION),
-			 errmsg("could not rebuild index \"%s\": two rows lie within its exclusion constraint's max_distance = %d",
+			 errmsg("could not rebuild index \"%s\": two rows lie within its exclusion constraint's radius = %d",
 					name, ps->radius),
 			 errdetail("The rows at %s and %s, fingerprints %016llx and %016llx, lie %d bits apart.",
 					   tid_string(a), tid_string(b),
 					   (unsigned long long) fa, (unsigned long long) fb,
 					   distance),
-			 errhint("The radius was raised without a check of the rows.  Remove one row of each such pair (simhash_pairs lists them), or set max_distance back with ALTER INDEX, then run the command again.")));
+			 errhint("The radius was raised without a check of the rows.  Remove one row of each such pair (simhash_pairs lists them), or set the radius back with ALTER INDEX, then run the command again.")));
 }
 
 /*
@@ -195,9 +195,12 @@ PermCheckRebuiltConstraint(Relation heap, Relation index)
 }
 
 /*
- * After ALTER INDEX ... SET or RESET on an exclusion constraint's index:
- * a radius larger than the one the index was built with must hold for the
- * rows already there.
+ * After ALTER INDEX ... SET or RESET on a simhash_perm index: every option
+ * must apply to the index's code type (as the build requires: an option
+ * accepted here and ignored, or refused by the next REINDEX, would break
+ * a restore of a dump); and on an exclusion constraint's index, a radius
+ * larger than the one the index was built with must hold for the rows
+ * already there.
  */
 static void
 check_radius_change(Oid relid)
@@ -235,23 +238,27 @@ check_radius_change(Oid relid)
 	exclusion = indexform->indisexclusion && indexform->indisvalid;
 	heapid = indexform->indrelid;
 	ReleaseSysCache(tuple);
-	if (!exclusion)
-		return;
 
 	/* the reloptions just written, and the radius of the index's build */
 	CommandCounterIncrement();
 	index = index_open(relid, AccessShareLock);
 	if (RelationGetNumberOfBlocks(index) == 0)
 	{
-		/* storage being replaced (a rebuild checks its own rows) */
+		/* storage being replaced (a rebuild checks its own options, rows) */
 		index_close(index, NoLock);
 		return;
 	}
+	/* each option applies to the code type (these refuse one that does not) */
 	if (PermIndexIsWide(index))
 		PermWideLayoutOptions(index, PermGetState(index)->layout.width,
 							  &max_distance, &blocks);
 	else
 		PermLayoutOptions(index, &max_distance, &blocks);
+	if (!exclusion)
+	{
+		index_close(index, NoLock);
+		return;
+	}
 	built = PermGetState(index)->layout.max_distance;
 	if (max_distance > built && PermIndexIsWide(index))
 		ereport(ERROR,

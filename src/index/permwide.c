@@ -162,30 +162,87 @@ most_substrings(int width)
 }
 
 /*
- * The reloptions of an index on width-bit codes, checked: the design
- * radius (-1: width / 8) and the number of substrings (0: chosen)
+ * The design radius an index's options give: radius, or max_distance (its
+ * older name, which only 64-bit codes take); -1 when neither is given.
+ * Both given with different values is refused: one would be ignored.
+ */
+int
+PermRadiusOption(Relation index)
+{
+	PermOptions *opts = (PermOptions *) index->rd_options;
+	bool		bits = index->rd_opcintype[PermCodeColumn(index)] == BITOID;
+
+	if (opts == NULL)
+		return -1;
+	if (opts->max_distance >= 0 && bits)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_distance does not apply to index \"%s\" on bit(n) codes",
+						RelationGetRelationName(index)),
+				 errhint("Its design radius is radius: WITH (radius = %d).",
+						 opts->max_distance)));
+	if (opts->max_distance >= 0 && opts->radius >= 0 &&
+		opts->max_distance != opts->radius)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("radius = %d and max_distance = %d both give the design radius of index \"%s\"",
+						opts->radius, opts->max_distance,
+						RelationGetRelationName(index)),
+				 errhint("max_distance is the older name of radius: give radius alone (ALTER INDEX ... RESET (max_distance)).")));
+	return opts->radius >= 0 ? opts->radius : opts->max_distance;
+}
+
+/*
+ * The reloptions of an index on width-bit codes, or with leading columns,
+ * checked: the design radius (not given: width / 8, or 3 on a 64-bit
+ * fingerprint), the number of substrings (0: chosen), and the width of
+ * bit varying codes, which must be theirs; blocks does not apply
  */
 void
 PermWideLayoutOptions(Relation index, int width, int *radius, int *substrings)
 {
 	PermOptions *opts = (PermOptions *) index->rd_options;
-	int			r = opts ? opts->radius : PERM_DEFAULT_WIDE_RADIUS;
+	int			r = PermRadiusOption(index);
 	int			m = opts ? opts->substrings : 0;
 	int			tenants = PermTenantColumns(index);
+	bool		bits = index->rd_opcintype[PermCodeColumn(index)] == BITOID;
+
+	if (opts && opts->blocks != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("blocks does not apply to index \"%s\"",
+						RelationGetRelationName(index)),
+				 errdetail("An index on bit(n) codes, or with leading columns, cuts its codes into substrings, one table each."),
+				 errhint("WITH (substrings = %d) gives their number.", opts->blocks)));
+	if (opts && opts->width != 0 && !bits)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("width does not apply to index \"%s\" on 64-bit fingerprints",
+						RelationGetRelationName(index)),
+				 errhint("width gives the width of bit varying codes.")));
+	if (opts && opts->width != 0 && opts->width != width)
+		ereport(ERROR,
+				(errcode(ERRCODE_STRING_DATA_LENGTH_MISMATCH),
+				 errmsg("index \"%s\" is declared for %d-bit codes, but its codes have %d bits",
+						RelationGetRelationName(index), opts->width, width),
+				 errhint("width must be the codes' width; a new width needs a new index.")));
 
 	/*
-	 * A 64-bit fingerprint after leading columns: its design radius is
-	 * max_distance, as in a one-column index (the radius of its exclusion
-	 * constraint)
+	 * A 64-bit fingerprint after leading columns: its design radius is at
+	 * most PERM_MAX_MAX_DISTANCE, 3 when not given, as in a one-column
+	 * index (the radius of its exclusion constraint)
 	 */
-	if (index->rd_opcintype[PermCodeColumn(index)] != BITOID)
+	if (!bits)
 	{
-		if (opts && (opts->radius != PERM_DEFAULT_WIDE_RADIUS || opts->blocks != 0))
+		if (r < 0)
+			r = PERM_DEFAULT_MAX_DISTANCE;
+		if (r > PERM_MAX_MAX_DISTANCE)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("radius and blocks do not apply to an index on (tenant, fingerprint)"),
-					 errhint("Its design radius is max_distance; substrings sets how its fingerprints are cut.")));
-		r = opts ? opts->max_distance : PERM_DEFAULT_MAX_DISTANCE;
+					 errmsg("radius = %d is more than index \"%s\" on 64-bit fingerprints takes",
+							r, RelationGetRelationName(index)),
+					 errdetail("Its design radius is 0 to %d; queries at any radius are answered exactly.",
+							   PERM_MAX_MAX_DISTANCE)));
 	}
 
 	if (width < 1 || width > PERM_MAX_WIDTH)

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * paths.c
+ * scanpaths.c
  *		The scans the planner may build on a simhash_perm index: only those
  *		with a condition on the code, or an ORDER BY on it.
  *
@@ -33,7 +33,7 @@
  * caller).
  *
  * IDENTIFICATION
- *	  src/planner/paths.c
+ *	  src/planner/scanpaths.c
  *
  *-------------------------------------------------------------------------
  */
@@ -44,7 +44,7 @@
 #include "optimizer/paths.h"
 
 #include "index/perm.h"
-#include "planner/paths.h"
+#include "planner/scanpaths.h"
 
 static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
 

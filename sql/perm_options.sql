@@ -1,0 +1,105 @@
+--
+-- One radius, under one name: radius is the design radius of every
+-- simhash_perm index (on 64-bit fingerprints it means what max_distance,
+-- its older name, means, which goes on working there); an option that
+-- does not apply to the index's code type is refused at CREATE INDEX and at
+-- ALTER INDEX, with an error that names the option to use; bit varying
+-- codes take their width from a width option when the table is empty.
+--
+SELECT setseed(0.17);
+CREATE TABLE o64 (id int, site int, fp bigint);
+INSERT INTO o64 SELECT g, g % 5, pseudo_fp(g)::bigint FROM generate_series(1, 3000) g;
+
+-- 1. 64-bit fingerprints: radius and max_distance make the same index
+CREATE INDEX o64_r4 ON o64 USING simhash_perm (fp) WITH (radius = 4);
+CREATE INDEX o64_k4 ON o64 USING simhash_perm (fp) WITH (max_distance = 4);
+CREATE INDEX o64_both ON o64 USING simhash_perm (fp) WITH (radius = 4, max_distance = 4);
+SELECT indexrelid::regclass AS index, count(*) AS tables, min(max_distance) AS radius, min(blocks) AS blocks
+  FROM (SELECT 'o64_r4'::regclass AS indexrelid, * FROM simhash_perm_info('o64_r4')
+		UNION ALL SELECT 'o64_k4', * FROM simhash_perm_info('o64_k4')
+		UNION ALL SELECT 'o64_both', * FROM simhash_perm_info('o64_both')) s
+ GROUP BY 1 ORDER BY 1;
+SET enable_seqscan = off;
+SELECT count(*) FROM o64 WHERE hamming_near(fp, pseudo_fp(7)::bigint, 6);
+RESET enable_seqscan;
+SELECT count(*) FROM o64 WHERE hamming_near(fp, pseudo_fp(7)::bigint, 6);
+-- what does not apply, or contradicts
+CREATE INDEX o64_bad ON o64 USING simhash_perm (fp) WITH (radius = 4, max_distance = 3);
+CREATE INDEX o64_bad ON o64 USING simhash_perm (fp) WITH (radius = 13);
+CREATE INDEX o64_bad ON o64 USING simhash_perm (fp) WITH (radius = 3, blocks = 3);
+CREATE INDEX o64_bad ON o64 USING simhash_perm (fp) WITH (substrings = 4);
+CREATE INDEX o64_bad ON o64 USING simhash_perm (fp) WITH (width = 64);
+-- ALTER INDEX applies the same rules
+ALTER INDEX o64_r4 SET (substrings = 2);
+ALTER INDEX o64_r4 SET (width = 64);
+ALTER INDEX o64_r4 SET (max_distance = 5);
+ALTER INDEX o64_r4 SET (radius = 13);
+ALTER INDEX o64_k4 SET (radius = 5);
+ALTER INDEX o64_k4 RESET (max_distance);
+ALTER INDEX o64_k4 SET (radius = 5);
+REINDEX INDEX o64_k4;
+SELECT count(*) AS tables, min(max_distance) AS radius FROM simhash_perm_info('o64_k4');
+DROP INDEX o64_r4, o64_k4, o64_both;
+
+-- 2. (tenant, 64-bit fingerprint): radius, or max_distance; substrings;
+--    not blocks
+CREATE INDEX o64_site ON o64 USING simhash_perm (site, fp) WITH (radius = 4);
+SELECT count(*) AS tables, min(max_distance) AS radius FROM simhash_perm_info('o64_site');
+CREATE INDEX o64_bad ON o64 USING simhash_perm (site, fp) WITH (blocks = 5);
+CREATE INDEX o64_bad ON o64 USING simhash_perm (site, fp) WITH (radius = 20);
+ALTER INDEX o64_site SET (blocks = 5);
+ALTER INDEX o64_site SET (width = 64);
+
+-- 3. bit(n) codes: radius, substrings, width; not max_distance nor blocks
+CREATE TABLE o256 (id int, code bit(256));
+INSERT INTO o256 SELECT g, ('x' || wide_random(256))::bit(256) FROM generate_series(1, 500) g;
+CREATE INDEX o256_bad ON o256 USING simhash_perm (code) WITH (max_distance = 5);
+CREATE INDEX o256_bad ON o256 USING simhash_perm (code) WITH (blocks = 4);
+CREATE INDEX o256_bad ON o256 USING simhash_perm (code) WITH (width = 128);
+CREATE INDEX o256_idx ON o256 USING simhash_perm (code) WITH (radius = 20, width = 256);
+SELECT min(max_distance) AS radius FROM simhash_perm_info('o256_idx');
+ALTER INDEX o256_idx SET (max_distance = 12);
+ALTER INDEX o256_idx SET (blocks = 4);
+ALTER INDEX o256_idx SET (width = 128);
+ALTER INDEX o256_idx SET (radius = 24, substrings = 0);
+SELECT reloptions FROM pg_class WHERE relname = 'o256_idx';
+
+-- the constraint of the report: max_distance on bit(n) codes was accepted,
+-- printed by pg_dump and ignored (the index enforced width / 8); now the
+-- constraint is refused, and with radius it enforces the radius given
+CREATE TABLE images (id int, pdq bit(256),
+	EXCLUDE USING simhash_perm (pdq WITH ~=) WITH (max_distance = 5));
+CREATE TABLE images (id int, pdq bit(256),
+	EXCLUDE USING simhash_perm (pdq WITH ~=) WITH (radius = 5));
+SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = 'images'::regclass;
+INSERT INTO images SELECT id, code FROM o256 WHERE id = 1;
+-- 10 bits apart: beyond radius 5, so not a near-copy (width / 8 = 32 would refuse it)
+INSERT INTO images SELECT 2, code # wide_mask(256, 10)::bit(256) FROM o256 WHERE id = 1;
+-- 5 bits apart: refused
+INSERT INTO images SELECT 3, code # wide_mask(256, 5)::bit(256) FROM o256 WHERE id = 1;
+SELECT count(*) FROM images;
+ALTER INDEX images_pdq_excl SET (max_distance = 12);
+
+-- 4. bit varying codes: the width from the option, so that a constraint can
+--    be declared with its table
+CREATE TABLE embeddings (id int, code bit varying,
+	EXCLUDE USING simhash_perm (code WITH ~=) WITH (width = 64, radius = 6));
+SELECT count(*) AS tables, min(max_distance) AS radius FROM simhash_perm_info('embeddings_code_excl');
+INSERT INTO embeddings VALUES (1, x'0123456789abcdef'::bit(64)::bit varying);
+INSERT INTO embeddings VALUES (2, (x'0123456789abcdef'::bigint # 63)::bit(64)::bit varying);
+INSERT INTO embeddings VALUES (3, (x'0123456789abcdef'::bigint # 127)::bit(64)::bit varying);
+INSERT INTO embeddings VALUES (4, B'1010');
+SELECT id FROM embeddings ORDER BY id;
+ALTER INDEX embeddings_code_excl SET (width = 128);
+-- without the option, an empty table cannot tell the width
+CREATE TABLE nowidth (code bit varying);
+CREATE INDEX ON nowidth USING simhash_perm (code);
+-- with it, a first row of another width is refused
+CREATE INDEX nowidth_idx ON nowidth USING simhash_perm (code) WITH (width = 32);
+INSERT INTO nowidth VALUES (B'1010');
+INSERT INTO nowidth VALUES (x'deadbeef'::bit(32)::bit varying);
+SELECT count(*) FROM nowidth;
+-- on rows of another width, the build refuses it
+CREATE INDEX ON embeddings USING simhash_perm (code) WITH (width = 32);
+
+DROP TABLE o64, o256, images, embeddings, nowidth;
