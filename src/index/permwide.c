@@ -194,6 +194,12 @@ PermWideLayoutOptions(Relation index, int width, int *radius, int *substrings)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("simhash_perm indexes codes of 1 to %d bits, not %d",
 						PERM_MAX_WIDTH, width)));
+	/* every substring is a table, and after leading columns a key of 48 bits */
+	if (PermWideFewestSubstrings(width, tenants) > PermWideMostSubstrings(width))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("simhash_perm indexes codes of at most %d bits after leading columns, not %d",
+						PERM_MAX_TABLES * PERM_TENANT_SHIFT, width)));
 	if (r < 0)
 		r = Max(1, width / 8);
 	if (r > width)
