@@ -204,6 +204,10 @@ CREATE INDEX ON bad USING simhash_perm (fp, a);
 CREATE INDEX ON bad USING simhash_perm (x, fp);
 CREATE INDEX ON bad USING simhash_perm (a, fp) WITH (blocks = 4);
 CREATE INDEX ON bad USING simhash_perm (a, fp) WITH (substrings = 1);
+-- after leading columns a key holds 48 bits of a code, and there are at most 64 tables
+ALTER TABLE bad ADD COLUMN wide bit(3073);
+CREATE INDEX ON bad USING simhash_perm (a, wide);
+ALTER TABLE bad DROP COLUMN wide;
 ALTER TABLE bad ADD EXCLUDE USING simhash_perm (a WITH =, fp WITH =);
 ALTER TABLE bad ADD EXCLUDE USING simhash_perm (fp WITH =, fp WITH ~=);
 SELECT amvalidate(oid) FROM pg_opclass WHERE opcmethod = (SELECT oid FROM pg_am WHERE amname = 'simhash_perm') ORDER BY opcname;

@@ -190,6 +190,8 @@ typedef PermMetaPageData *PermMetaPage;
  * never changes (PermMetaGetGrowth returns NULL).
  */
 #define PERM_GROWTH_MAGIC		0x47524F57	/* "GROW" */
+/* A layout chosen from this many rows is final: next_check is then Invalid */
+#define PERM_GROWTH_FINAL_ROWS	65536
 
 typedef struct PermMetaGrowth
 {
@@ -624,6 +626,10 @@ extern VarBit *PermCodeBits(Relation index, Datum value);
 extern int	PermWideSubstringBits(int width, int m, int t);
 extern int	PermWideFewestSubstrings(int width, int tenants);
 extern int	PermRadiusOption(Relation index);
+extern int	PermWideMostSubstrings(int width);
+extern int	PermWideTail(int tenants, int radius);
+extern void PermWideFillLayout(int width, int tenants, int radius, int m,
+							   int tail, PermLayout *layout);
 extern void PermWideLayoutOptions(Relation index, int width, int *radius,
 								  int *substrings);
 extern void PermWideChooseLayout(int width, int tenants, int radius,
@@ -674,6 +680,8 @@ struct SimhashVoter;
 extern int	PermCountTables(int blocks, int max_distance);
 extern void PermCheckLayoutOptions(int max_distance, int blocks);
 extern void PermLayoutOptions(Relation index, int *max_distance, int *blocks);
+extern int	PermBlockSize(int blocks, int b);
+extern void PermLayoutTables(PermLayout *layout);
 extern void PermChooseLayoutFromVotes(int max_distance, int blocks,
 									  const struct SimhashVoter *votes, int64 n,
 									  PermLayout *layout);

@@ -12,11 +12,13 @@
  * and marked as the root, and that the pages of each level are exactly the
  * children of the level above, in order, with the right levels and low
  * keys; a page may lack its downlink only when its left sibling is marked
- * as an incomplete split (README.perm, "WAL and crashes").  Every table
- * must hold the same number of entries.  With heapallindexed, every row
- * that the table scan of CREATE INDEX would index is looked up in every
- * table (the rows are collected, permuted and sorted per table, then merged
- * with the leaf level).  Collecting them evaluates the index's expressions
+ * as an incomplete split (README.perm, "WAL and crashes"); and that every
+ * page lies in the current layout's blocks and carries its generation's
+ * flag (the metapage's growth record, permgrow.c).  Every table must hold
+ * the same number of entries.  With heapallindexed, every row that the
+ * table scan of CREATE INDEX would index is looked up in every table (the
+ * rows are collected, permuted and sorted per table, then merged with the
+ * leaf level).  Collecting them evaluates the index's expressions
  * and predicate, which are the table owner's code: that runs as the owner,
  * in a security-restricted operation (PermBecomeTableOwner).
  *
@@ -234,6 +236,8 @@ check_level(TableCheck *tc, BlockNumber first, int level, bool root_level,
 			int64 *out_n)
 {
 	Relation	index = tc->index;
+	BlockNumber layout_start;
+	uint16		layout_flag;
 	int64		steps = 0;
 	int64		next_child = 0;
 	int64		cap = 1024;
@@ -252,6 +256,7 @@ check_level(TableCheck *tc, BlockNumber first, int level, bool root_level,
 		*out_keys = palloc(cap * sizeof(KeyTid));
 	}
 
+	(void) PermLayoutBlocks(index, &layout_start, &layout_flag);
 	buf = PermReadPage(index, InvalidBlockNumber, first, BUFFER_LOCK_SHARE,
 					   tc->table, level);
 	for (;;)
@@ -263,6 +268,18 @@ check_level(TableCheck *tc, BlockNumber first, int level, bool root_level,
 		int			i;
 
 		tc->pages++;
+
+		/*
+		 * the current layout's pages lie from its first block on, and carry
+		 * the flag of its generation's parity (permgrow.c)
+		 */
+		if (blkno < layout_start)
+			corrupt(tc, blkno, psprintf("The page lies before its layout's first block, %u.",
+										layout_start));
+		if ((opaque->flags & PERM_ODD_LAYOUT) != layout_flag)
+			corrupt(tc, blkno, psprintf("The page is flagged for a layout of %s generation; the metapage's is %s.",
+										(opaque->flags & PERM_ODD_LAYOUT) ? "odd" : "even",
+										layout_flag ? "odd" : "even"));
 
 		/* the root is alone on its level, and only it is marked root */
 		if (root_level != ((opaque->flags & PERM_ROOT) != 0) ||

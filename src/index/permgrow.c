@@ -73,9 +73,6 @@
 #include "index/perm.h"
 #include "index/permleaf.h"
 
-/* A layout chosen from this many rows is final */
-#define PERM_GROWTH_FINAL_ROWS	65536
-
 /* The layout is looked at again each time the relation grows this much */
 #define PERM_GROWTH_FACTOR		4
 

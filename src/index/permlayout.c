@@ -151,6 +151,16 @@ order_bits_by_entropy(const double *bit_ones, double *entropy, int *order)
 }
 
 /*
+ * Bits in block b of a layout of `blocks` blocks: sizes as equal as
+ * possible, the larger ones first (every version has cut them so)
+ */
+int
+PermBlockSize(int blocks, int b)
+{
+	return 64 / blocks + (b < 64 % blocks ? 1 : 0);
+}
+
+/*
  * Deal the bits, highest entropy first, each to the block with the least
  * entropy so far that still has room (ties: the lowest block).  Blocks have
  * sizes as equal as possible, the larger ones first.
@@ -166,7 +176,7 @@ assign_bits_to_blocks(int blocks, const double *entropy, const int *order,
 				i;
 
 	for (b = 0; b < blocks; b++)
-		size[b] = 64 / blocks + (b < 64 % blocks ? 1 : 0);
+		size[b] = PermBlockSize(blocks, b);
 
 	for (i = 0; i < 64; i++)
 	{
@@ -188,31 +198,27 @@ assign_bits_to_blocks(int blocks, const double *entropy, const int *order,
 
 /*
  * The bit order of the table whose prefix is the blocks marked in_prefix:
- * those blocks first, then the rest, each block's bits high first.  Returns
- * the prefix length.
+ * those blocks first, then the rest, each block's bits high first
+ * (block_bits[b], nbits[b] of them).  Returns the prefix length.
  */
 static int
-table_bit_order(int blocks, const uint8 *block_of_bit, const bool *in_prefix,
-				uint8 *bits)
+table_bit_order(int blocks, uint8 block_bits[][64], const int *nbits,
+				const bool *in_prefix, uint8 *bits)
 {
 	int			pos = 0;
 	int			prefix_bits = 0;
 	int			pass,
-				b,
-				i;
+				b;
 
 	for (pass = 0; pass < 2; pass++)
 		for (b = 0; b < blocks; b++)
 		{
 			if (in_prefix[b] != (pass == 0))
 				continue;
-			for (i = 63; i >= 0; i--)
-				if (block_of_bit[i] == b)
-				{
-					bits[pos++] = (uint8) i;
-					if (pass == 0)
-						prefix_bits++;
-				}
+			memcpy(bits + pos, block_bits[b], nbits[b]);
+			pos += nbits[b];
+			if (pass == 0)
+				prefix_bits += nbits[b];
 		}
 	Assert(pos == 64);
 	return prefix_bits;
@@ -239,6 +245,47 @@ next_combination(int *chosen, int k, int n)
 }
 
 /*
+ * The tables of a layout whose blocks are set (max_distance, blocks and
+ * block_of_bit): one per choice of blocks - max_distance blocks, in lexical
+ * order, each block's bits high first.  The build writes them so, and the
+ * metapage's check computes them again to compare (permpage.c).
+ */
+void
+PermLayoutTables(PermLayout *layout)
+{
+	int			chosen[PERM_MAX_BLOCKS];
+	int			nchosen = layout->blocks - layout->max_distance;
+	uint8		block_bits[PERM_MAX_BLOCKS][64];
+	int			nbits[PERM_MAX_BLOCKS] = {0};
+	int			i,
+				t = 0;
+
+	/* each block's bits, high first */
+	for (i = 63; i >= 0; i--)
+	{
+		int			b = layout->block_of_bit[i];
+
+		Assert(b < layout->blocks);
+		block_bits[b][nbits[b]++] = (uint8) i;
+	}
+	for (i = 0; i < nchosen; i++)
+		chosen[i] = i;
+	do
+	{
+		bool		in_prefix[PERM_MAX_BLOCKS] = {0};
+
+		Assert(t < PERM_MAX_TABLES);
+		for (i = 0; i < nchosen; i++)
+			in_prefix[chosen[i]] = true;
+		layout->prefix_bits[t] = table_bit_order(layout->blocks, block_bits,
+												 nbits, in_prefix,
+												 layout->bits[t]);
+		t++;
+	} while (next_combination(chosen, nchosen, layout->blocks));
+	layout->ntables = t;
+}
+
+/*
  * Decide the layout of an index: which block every bit belongs to, and the
  * tables, one per choice of blocks - max_distance blocks in lexical order.
  *
@@ -253,10 +300,6 @@ PermChooseLayout(int max_distance, int blocks, const double *bit_ones,
 {
 	double		entropy[64];
 	int			order[64];
-	int			chosen[PERM_MAX_BLOCKS];
-	int			nchosen = blocks - max_distance;
-	int			i,
-				t = 0;
 
 	layout->width = 0;			/* 64-bit fingerprints */
 	layout->tenants = 0;
@@ -267,20 +310,7 @@ PermChooseLayout(int max_distance, int blocks, const double *bit_ones,
 
 	layout->max_distance = max_distance;
 	layout->blocks = blocks;
-	for (i = 0; i < nchosen; i++)
-		chosen[i] = i;
-	do
-	{
-		bool		in_prefix[PERM_MAX_BLOCKS] = {0};
-
-		Assert(t < PERM_MAX_TABLES);
-		for (i = 0; i < nchosen; i++)
-			in_prefix[chosen[i]] = true;
-		layout->prefix_bits[t] = table_bit_order(blocks, layout->block_of_bit,
-												 in_prefix, layout->bits[t]);
-		t++;
-	} while (next_combination(chosen, nchosen, blocks));
-	layout->ntables = t;
+	PermLayoutTables(layout);
 }
 
 /* The lookup tables of a permutation (see PermPermutation) */

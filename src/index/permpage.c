@@ -28,6 +28,8 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_type.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
@@ -483,9 +485,194 @@ code_location(Page metapage, int ntables)
 }
 
 /*
- * Check the metapage: identification, version, options in range, the
- * table count that the options imply, every table's bit order a
- * permutation and its root inside the relation.
+ * The metapage's error: the index, block 0, and what is wrong (a field, its
+ * value, and what the other fields imply)
+ */
+static void
+meta_corrupt(Relation index, const char *fmt,...)
+pg_attribute_printf(2, 3);
+
+static void
+meta_corrupt(Relation index, const char *fmt,...)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	for (;;)
+	{
+		va_list		args;
+		int			needed;
+
+		va_start(args, fmt);
+		needed = appendStringInfoVA(&buf, fmt, args);
+		va_end(args);
+		if (needed == 0)
+			break;
+		enlargeStringInfo(&buf, needed);
+	}
+	PermReportCorruption(index, PERM_METAPAGE_BLKNO, buf.data);
+}
+
+/*
+ * The code record of an index laid out by multi-index hashing (bit(n)
+ * codes, leading columns), against the index's columns and the rest of the
+ * metapage; *expect is set to the layout the build writes for its width,
+ * leading columns, radius and substrings (permwide.c), to compare the
+ * tables with.
+ */
+static void
+check_code_record(Relation index, PermMetaPage meta, const PermMetaCode *code,
+				  PermLayout *expect)
+{
+	int			column = PermCodeColumn(index);
+	int			tenants = PermTenantColumns(index);
+	bool		bits = index->rd_opcintype[column] == BITOID;
+	int			declared = bits ?
+		TupleDescAttr(RelationGetDescr(index), column)->atttypmod : 64;
+	int			extra = tenants > 0 ? PERM_TENANT_EXTRA_BITS : 0;
+
+	if (code->tenants != tenants)
+		meta_corrupt(index, "Code record: tenants = %u, but the index has %d leading columns.",
+					 code->tenants, tenants);
+	if (code->width < 1 || code->width > PERM_MAX_WIDTH)
+		meta_corrupt(index, "Code record: width = %u, outside 1 to %d.",
+					 code->width, PERM_MAX_WIDTH);
+	if (declared > 0 && code->width != declared)
+		meta_corrupt(index, "Code record: width = %u, but the index's column is %s%d%s.",
+					 code->width, bits ? "bit(" : "a ", declared,
+					 bits ? ")" : "-bit fingerprint");
+	if (code->radius != meta->max_distance)
+		meta_corrupt(index, "Code record: radius = %u, but max_distance = %u.",
+					 code->radius, meta->max_distance);
+	if (code->radius > (bits ? code->width : PERM_MAX_MAX_DISTANCE))
+		meta_corrupt(index, "Code record: radius = %u, more than %s (%d).",
+					 code->radius, bits ? "the width" : "max_distance may be",
+					 bits ? code->width : PERM_MAX_MAX_DISTANCE);
+	if (code->substrings != meta->ntables || meta->blocks != meta->ntables)
+		meta_corrupt(index, "Code record: substrings = %u, but ntables = %u and blocks = %u.",
+					 code->substrings, meta->ntables, meta->blocks);
+	if (code->substrings < PermWideFewestSubstrings(code->width, tenants) ||
+		code->substrings > PermWideMostSubstrings(code->width))
+		meta_corrupt(index, "Code record: substrings = %u, but codes of %u bits after %d leading columns take %d to %d.",
+					 code->substrings, code->width, tenants,
+					 PermWideFewestSubstrings(code->width, tenants),
+					 PermWideMostSubstrings(code->width));
+
+	/*
+	 * A tenant's keys changed in development of 1.6 (a 32-bit tenant hash,
+	 * no extra bits, extra then 0): such an index would be read wrongly,
+	 * not just slowly
+	 */
+	if (tenants > 0 && code->extra == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("index \"%s\" was built by a development version of simhash 1.6",
+						RelationGetRelationName(index)),
+				 errhint("REINDEX it.")));
+	if (code->extra != extra)
+		meta_corrupt(index, "Code record: extra = %u, but %d leading columns imply %d.",
+					 code->extra, tenants, extra);
+	if (code->tail != PermWideTail(tenants, code->radius))
+		meta_corrupt(index, "Code record: tail = %u, but radius %u and %d leading columns imply %d.",
+					 code->tail, code->radius, tenants,
+					 PermWideTail(tenants, code->radius));
+	PermWideFillLayout(code->width, tenants, code->radius, code->substrings,
+					   code->tail, expect);
+}
+
+/*
+ * The layout of an index on 64-bit fingerprints: options in range, the
+ * table count they imply, every bit in a block and the blocks' sizes (as
+ * equal as possible, the larger first).  *expect is set to the tables those
+ * blocks make (permlayout.c), to compare the tables with.
+ */
+static void
+check_fingerprint_layout(Relation index, PermMetaPage meta, PermLayout *expect)
+{
+	int			size[PERM_MAX_BLOCKS] = {0};
+	int			b,
+				i;
+
+	if (meta->max_distance > PERM_MAX_MAX_DISTANCE)
+		meta_corrupt(index, "max_distance = %u, more than %d.",
+					 meta->max_distance, PERM_MAX_MAX_DISTANCE);
+	if (meta->blocks <= meta->max_distance || meta->blocks > PERM_MAX_BLOCKS)
+		meta_corrupt(index, "blocks = %u, but max_distance = %u takes %u to %d blocks.",
+					 meta->blocks, meta->max_distance, meta->max_distance + 1,
+					 PERM_MAX_BLOCKS);
+	if (meta->ntables != PermCountTables(meta->blocks, meta->max_distance))
+		meta_corrupt(index, "ntables = %u, but blocks = %u and max_distance = %u imply %d.",
+					 meta->ntables, meta->blocks, meta->max_distance,
+					 PermCountTables(meta->blocks, meta->max_distance));
+	for (i = 0; i < 64; i++)
+	{
+		if (meta->block_of_bit[i] >= meta->blocks)
+			meta_corrupt(index, "Bit %d is in block %u of %u.", i,
+						 meta->block_of_bit[i], meta->blocks);
+		size[meta->block_of_bit[i]]++;
+	}
+	for (b = 0; b < meta->blocks; b++)
+		if (size[b] != PermBlockSize(meta->blocks, b))
+			meta_corrupt(index, "Block %d holds %d bits in block_of_bit, but %u blocks of 64 bits imply %d.",
+						 b, size[b], meta->blocks, PermBlockSize(meta->blocks, b));
+
+	memset(expect, 0, sizeof(PermLayout));
+	expect->max_distance = meta->max_distance;
+	expect->blocks = meta->blocks;
+	memcpy(expect->block_of_bit, meta->block_of_bit, 64);
+	PermLayoutTables(expect);
+}
+
+/*
+ * The growth record (permgrow.c) against the rest of the metapage and the
+ * relation's length.  A first layout starts at block 1 and later ones
+ * after it; a layout of bit(n) codes never changes; one chosen from
+ * PERM_GROWTH_FINAL_ROWS rows or more is looked at no more.
+ */
+static void
+check_growth(Relation index, PermMetaPage meta, const PermMetaGrowth *growth,
+			 const PermMetaCode *code, BlockNumber nblocks)
+{
+	bool		final = growth->layout_rows >= PERM_GROWTH_FINAL_ROWS;
+	int			t;
+
+	if (growth->layout_start < 1 || growth->layout_start > nblocks)
+		meta_corrupt(index, "Its layout starts at block %u of %u.",
+					 growth->layout_start, nblocks);
+	if ((growth->generation == 0) != (growth->layout_start == 1))
+		meta_corrupt(index, "Growth record: layout_start = %u, but generation = %u (a first layout starts at block 1, later ones after it).",
+					 growth->layout_start, growth->generation);
+	if (code != NULL)
+	{
+		if (growth->generation != 0 || growth->next_check != InvalidBlockNumber)
+			meta_corrupt(index, "Growth record: generation = %u and next_check = %u, but the layout of an index of codes never changes.",
+						 growth->generation, growth->next_check);
+		if (growth->layout_rows != code->layout_rows)
+			meta_corrupt(index, "Growth record: layout_rows = " UINT64_FORMAT ", but the code record's layout_rows = " UINT64_FORMAT ".",
+						 growth->layout_rows, code->layout_rows);
+	}
+	else if (final != (growth->next_check == InvalidBlockNumber))
+		meta_corrupt(index, "Growth record: next_check = %u, but layout_rows = " UINT64_FORMAT " implies %s.",
+					 growth->next_check, growth->layout_rows,
+					 final ? "none (the layout is final)" : "one");
+	for (t = 0; t < meta->ntables; t++)
+		if (meta->tables[t].root < growth->layout_start)
+			meta_corrupt(index, "Table %d: root = %u, but its layout starts at block %u.",
+						 t, meta->tables[t].root, growth->layout_start);
+}
+
+/*
+ * Check the metapage, whenever it is read: identification, version, the
+ * records its pd_lower covers (a growth record, a code record exactly when
+ * the index's columns call for one), and every field against what the
+ * others imply.  A field in range that disagrees with the rest would pass
+ * every page check and have queries compute keys their tables do not hold
+ * (a bit(n) index's tail, a table's bit order), missing rows silently; so
+ * the layout the build writes for the primary fields (64-bit: max_distance,
+ * blocks and block_of_bit; bit(n): width, leading columns, radius and
+ * substrings) is computed again, and every table's prefix length and bit
+ * order compared with it.  Then the roots: inside the relation, in the
+ * current layout's blocks.
  */
 static void
 PermCheckMetaPage(Relation index, Page page)
@@ -494,7 +681,12 @@ PermCheckMetaPage(Relation index, Page page)
 	PermMetaCode code;
 	PermMetaPage meta = PermPageGetMeta(page);
 	PermPageOpaque opaque;
+	PermLayout *expect;
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	LocationIndex pd_lower = ((PageHeader) page)->pd_lower;
+	bool		wide = PermIndexIsWide(index);
+	bool		has_growth;
+	bool		has_code;
 	int			t,
 				i;
 
@@ -523,52 +715,45 @@ PermCheckMetaPage(Relation index, Page page)
 						PERM_VERSION),
 				 errhint("REINDEX the index.")));
 	if (meta->ntables < 1 || meta->ntables > PERM_MAX_TABLES ||
-		(((PageHeader) page)->pd_lower !=
-		 (char *) &meta->tables[meta->ntables] - (char *) page &&
-		 ((PageHeader) page)->pd_lower !=
-		 growth_location(page, meta->ntables) + sizeof(PermMetaGrowth) - (char *) page &&
-		 ((PageHeader) page)->pd_lower !=
-		 code_location(page, meta->ntables) + sizeof(PermMetaCode) - (char *) page))
+		(pd_lower != (char *) &meta->tables[meta->ntables] - (char *) page &&
+		 pd_lower != growth_location(page, meta->ntables) + sizeof(PermMetaGrowth) - (char *) page &&
+		 pd_lower != code_location(page, meta->ntables) + sizeof(PermMetaCode) - (char *) page))
 		PermReportCorruption(index, PERM_METAPAGE_BLKNO,
 							 psprintf("max_distance %u, blocks %u, %u tables.",
 									  meta->max_distance, meta->blocks,
 									  meta->ntables));
-	if (PermMetaGetCode(page, &code))
-	{
-		/* bit(n) codes: m substrings of the width (permwide.c) */
-		if (code.width < 1 || code.width > PERM_MAX_WIDTH ||
-			code.substrings != meta->ntables || meta->blocks != meta->ntables ||
-			code.substrings > Min(PERM_MAX_TABLES, code.width) ||
-			code.substrings < PermWideFewestSubstrings(code.width, code.tenants) ||
-			code.tenants != PermTenantColumns(index) || code.tail > 64)
-			PermReportCorruption(index, PERM_METAPAGE_BLKNO,
-								 psprintf("Codes of %u bits in %u substrings, %u tables, %u leading columns, tails of %u bits.",
-										  code.width, code.substrings,
-										  meta->ntables, code.tenants, code.tail));
-		for (t = 0; t < meta->ntables; t++)
-			if (meta->tables[t].prefix_bits !=
-				PermWideSubstringBits(code.width, code.substrings, t))
-				PermReportCorruption(index, PERM_METAPAGE_BLKNO,
-									 psprintf("Table %d: its substring has %u bits, not %d.",
-											  t, meta->tables[t].prefix_bits,
-											  PermWideSubstringBits(code.width,
-																	code.substrings, t)));
-	}
-	else if (PermIndexIsWide(index))
+	if (meta->algorithm != 1)
+		meta_corrupt(index, "algorithm = %u, but the fingerprints of every index are of algorithm 1.",
+					 meta->algorithm);
+
+	/* the records that pd_lower covers must be there */
+	has_growth = PermMetaGetGrowth(page, &growth);
+	has_code = PermMetaGetCode(page, &code);
+	if (!has_growth && pd_lower > (char *) &meta->tables[meta->ntables] - (char *) page)
+		meta_corrupt(index, "Its growth record's magic is %08X, expected %08X.",
+					 growth.magic, PERM_GROWTH_MAGIC);
+	if (wide && !has_code)
 		PermReportCorruption(index, PERM_METAPAGE_BLKNO,
 							 "The index's columns call for a record of its codes, which the metapage lacks.");
-	else if (meta->max_distance > PERM_MAX_MAX_DISTANCE ||
-			 meta->blocks <= meta->max_distance || meta->blocks > PERM_MAX_BLOCKS ||
-			 meta->ntables != PermCountTables(meta->blocks, meta->max_distance))
-		PermReportCorruption(index, PERM_METAPAGE_BLKNO,
-							 psprintf("max_distance %u, blocks %u, %u tables.",
-									  meta->max_distance, meta->blocks,
-									  meta->ntables));
-	for (i = 0; i < 64; i++)
-		if (meta->block_of_bit[i] >= meta->blocks)
-			PermReportCorruption(index, PERM_METAPAGE_BLKNO,
-								 psprintf("Bit %d is in block %u of %u.", i,
-										  meta->block_of_bit[i], meta->blocks));
+	if (!wide && pd_lower == code_location(page, meta->ntables) + sizeof(PermMetaCode) - (char *) page)
+		meta_corrupt(index, "It holds a record of codes, but the index's column is a 64-bit fingerprint.");
+	if (wide && !has_growth)
+		meta_corrupt(index, "It lacks the growth record that every index of codes has.");
+
+	expect = palloc(sizeof(PermLayout));
+	if (wide)
+		check_code_record(index, meta, &code, expect);
+	else
+		check_fingerprint_layout(index, meta, expect);
+	Assert(expect->ntables == meta->ntables);
+
+	/* bit(n): every bit in block 0 */
+	if (memcmp(meta->block_of_bit, expect->block_of_bit, 64) != 0)
+		for (i = 0; i < 64; i++)
+			if (meta->block_of_bit[i] != expect->block_of_bit[i])
+				meta_corrupt(index, "Bit %d is in block %u; an index of codes has every bit in block %u.",
+							 i, meta->block_of_bit[i], expect->block_of_bit[i]);
+
 	for (t = 0; t < meta->ntables; t++)
 	{
 		PermTable  *tab = &meta->tables[t];
@@ -585,19 +770,29 @@ PermCheckMetaPage(Relation index, Page page)
 			PermReportCorruption(index, PERM_METAPAGE_BLKNO,
 								 psprintf("Table %d: its prefix has %u bits.",
 										  t, tab->prefix_bits));
+		if (tab->prefix_bits != expect->prefix_bits[t] && wide)
+			meta_corrupt(index, "Table %d: prefix_bits = %u, but substring %d of a code of %u bits cut in %u has %d bits.",
+						 t, tab->prefix_bits, t, code.width, code.substrings,
+						 expect->prefix_bits[t]);
+		if (tab->prefix_bits != expect->prefix_bits[t])
+			meta_corrupt(index, "Table %d: prefix_bits = %u, but the blocks it keys on hold %d bits.",
+						 t, tab->prefix_bits, expect->prefix_bits[t]);
+		if (memcmp(tab->bits, expect->bits[t], 64) != 0)
+			for (i = 0; i < 64; i++)
+				if (tab->bits[i] != expect->bits[t][i])
+					meta_corrupt(index, "Table %d: bits[%d] = %u, but %s puts bit %u there.",
+								 t, i, tab->bits[i],
+								 wide ? "a table of substrings" : "its blocks' layout",
+								 expect->bits[t][i]);
 		if (tab->root == PERM_METAPAGE_BLKNO || tab->root >= nblocks ||
 			tab->root_level > PERM_MAX_LEVEL)
 			PermReportCorruption(index, PERM_METAPAGE_BLKNO,
 								 psprintf("Table %d: root block %u at level %u (the index has %u blocks).",
 										  t, tab->root, tab->root_level, nblocks));
 	}
-	if (PermMetaGetGrowth(page, &growth) &&
-		(growth.layout_start < 1 ||
-		 growth.layout_start > RelationGetNumberOfBlocks(index)))
-		PermReportCorruption(index, PERM_METAPAGE_BLKNO,
-							 psprintf("Its layout starts at block %u of %u.",
-									  growth.layout_start,
-									  RelationGetNumberOfBlocks(index)));
+	if (has_growth)
+		check_growth(index, meta, &growth, has_code ? &code : NULL, nblocks);
+	pfree(expect);
 }
 
 /* Read, lock and check the metapage */
@@ -879,18 +1074,6 @@ PermGetState(Relation index)
 	UnlockReleaseBuffer(buf);
 	for (t = 0; t < state->layout.ntables; t++)
 		PermMakePermutation(state->layout.bits[t], &state->perm[t]);
-
-	/*
-	 * A tenant's keys changed in development of 1.6 (a 32-bit tenant hash,
-	 * no extra bits): such an index would be read wrongly, not just slowly
-	 */
-	if (state->layout.tenants > 0 &&
-		state->layout.extra != PERM_TENANT_EXTRA_BITS)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("index \"%s\" was built by a development version of simhash 1.6",
-						RelationGetRelationName(index)),
-				 errhint("REINDEX it.")));
 
 	ref = MemoryContextAlloc(index->rd_indexcxt, sizeof(PermStateRef));
 	ref->state = state;

@@ -146,7 +146,8 @@ PermWideSubstringBits(int width, int m, int t)
 
 /*
  * The fewest and the most substrings a width-bit code may be cut into: a
- * key holds 64 bits, of which a tenant's hash takes the upper 16
+ * key holds 64 bits, of which a tenant's hash takes the upper 16; a
+ * substring holds a bit at least, and each is a table
  */
 int
 PermWideFewestSubstrings(int width, int tenants)
@@ -155,8 +156,8 @@ PermWideFewestSubstrings(int width, int tenants)
 		(width + 63) / 64;
 }
 
-static int
-most_substrings(int width)
+int
+PermWideMostSubstrings(int width)
 {
 	return Min(PERM_MAX_TABLES, width);
 }
@@ -250,6 +251,12 @@ PermWideLayoutOptions(Relation index, int width, int *radius, int *substrings)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("simhash_perm indexes codes of 1 to %d bits, not %d",
 						PERM_MAX_WIDTH, width)));
+	/* every substring is a table, and after leading columns a key of 48 bits */
+	if (PermWideFewestSubstrings(width, tenants) > PermWideMostSubstrings(width))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("simhash_perm indexes codes of at most %d bits after leading columns, not %d",
+						PERM_MAX_TABLES * PERM_TENANT_SHIFT, width)));
 	if (r < 0)
 		r = Max(1, width / 8);
 	if (r > width)
@@ -258,22 +265,42 @@ PermWideLayoutOptions(Relation index, int width, int *radius, int *substrings)
 				 errmsg("radius = %d is more than the codes' width, %d bits",
 						r, width)));
 	if (m != 0 && (m < PermWideFewestSubstrings(width, tenants) ||
-				   m > most_substrings(width)))
+				   m > PermWideMostSubstrings(width)))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("substrings = %d does not suit %d-bit codes", m, width),
 				 errdetail("Each substring is a key of at most %d bits: %d-bit codes take %d to %d substrings.",
 						   tenants > 0 ? PERM_TENANT_SHIFT : 64, width,
 						   PermWideFewestSubstrings(width, tenants),
-						   most_substrings(width))));
+						   PermWideMostSubstrings(width))));
 	*radius = r;
 	*substrings = m;
 }
 
-/* The layout of m substrings (every permutation the identity) */
-static void
-fill_layout(int width, int tenants, int radius, int m, int tail,
-			PermLayout *layout)
+/*
+ * Code bits a key keeps after its substring, at most, in an index with
+ * tenants leading columns built for a design radius: every bit the key has
+ * room for after leading columns (with KeyTid.extra they then hold a
+ * 64-bit code whole); else WIDE_TAIL_BITS when the radius is less than half
+ * of it (at larger radii a random row's tail would pass the bound as often
+ * as not, and only lengthen the entries), and none otherwise
+ */
+int
+PermWideTail(int tenants, int radius)
+{
+	if (tenants > 0)
+		return PERM_TENANT_SHIFT;
+	return 2 * radius < WIDE_TAIL_BITS ? WIDE_TAIL_BITS : 0;
+}
+
+/*
+ * The layout of m substrings (every permutation the identity, every bit in
+ * block 0): what the build writes, and what the metapage's check compares
+ * with (permpage.c)
+ */
+void
+PermWideFillLayout(int width, int tenants, int radius, int m, int tail,
+				   PermLayout *layout)
 {
 	int			t,
 				i;
@@ -297,42 +324,30 @@ fill_layout(int width, int tenants, int radius, int m, int tail,
 /*
  * The layout of an index on width-bit codes: m substrings as given, or the
  * m of least modelled cost of a query at the design radius over rows (at
- * least WIDE_MIN_LAYOUT_ROWS).  Keys keep a tail of WIDE_TAIL_BITS when
- * the design radius is less than half of it; at larger radii a random
- * row's tail would pass the bound as often as not, and only lengthen the
- * entries.  The tail rejects most of the rows a short substring matches,
- * so with it the model takes more, shorter substrings, each probed at a
- * smaller radius.
+ * least WIDE_MIN_LAYOUT_ROWS).  Keys keep a tail (PermWideTail): of
+ * WIDE_TAIL_BITS when the design radius is less than half of it.  The tail
+ * rejects most of the rows a short substring matches, so with it the model
+ * takes more, shorter substrings, each probed at a smaller radius.
  */
 void
 PermWideChooseLayout(int width, int tenants, int radius, int substrings,
 					 double rows, PermLayout *layout)
 {
 	double		plan_rows = Max(rows, WIDE_MIN_LAYOUT_ROWS);
-	int			tail;
-
+	int			tail = PermWideTail(tenants, radius);
 	int			best = substrings;
 	double		best_cost = -1;
 	int			m;
 
-	/*
-	 * Keys after leading columns keep every code bit they have room for:
-	 * with KeyTid.extra they then hold a 64-bit code whole
-	 */
-	if (tenants > 0)
-		tail = PERM_TENANT_SHIFT;
-	else
-		tail = 2 * radius < WIDE_TAIL_BITS ? WIDE_TAIL_BITS : 0;
-
 	for (m = PermWideFewestSubstrings(width, tenants);
-		 substrings == 0 && m <= most_substrings(width); m++)
+		 substrings == 0 && m <= PermWideMostSubstrings(width); m++)
 	{
 		PermLayout	trial;
 		double		probes,
 					candidates,
 					cost;
 
-		fill_layout(width, tenants, radius, m, tail, &trial);
+		PermWideFillLayout(width, tenants, radius, m, tail, &trial);
 		PermWideModel(&trial, plan_rows, radius, true, &probes, &candidates);
 		cost = m * WIDE_COST_TABLE + probes * WIDE_COST_PROBE +
 			candidates * WIDE_COST_CANDIDATE;
@@ -342,7 +357,7 @@ PermWideChooseLayout(int width, int tenants, int radius, int substrings,
 			best = m;
 		}
 	}
-	fill_layout(width, tenants, radius, best, tail, layout);
+	PermWideFillLayout(width, tenants, radius, best, tail, layout);
 }
 
 /* A code of another width than the index's is an error naming both */
