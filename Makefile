@@ -53,7 +53,7 @@ OBJS = \
 	src/pairs/pairsquery.o \
 	src/pairs/pairswide.o \
 	src/planner/planner.o \
-	src/planner/paths.o \
+	src/planner/scanpaths.o \
 	src/module.o
 
 EXTENSION = simhash

@@ -130,7 +130,12 @@ my @paths = (
 		[ q{UPDATE pg_class SET reloptions = '{max_distance=5}' WHERE relname = 'tuned_nd'},
 		  'VACUUM FULL tuned' ], 1, 'catalog' ],
 	[ 'CLUSTER after an unchecked radius', [ 'CLUSTER tuned USING tuned_id' ], 1, 'catalog' ],
-	[ 'the radius set back', [ 'ALTER INDEX tuned_nd SET (max_distance = 4)', 'VACUUM FULL tuned' ], 0 ]);
+	[ 'the radius set back', [ 'ALTER INDEX tuned_nd SET (max_distance = 4)', 'VACUUM FULL tuned' ], 0 ],
+	# radius, the name of the design radius on every index
+	[ 'the radius under its one name',
+		[ 'ALTER INDEX tuned_nd RESET (max_distance)', 'ALTER INDEX tuned_nd SET (radius = 4)',
+		  'REINDEX INDEX tuned_nd' ], 0 ],
+	[ 'a raised radius refused under its one name', [ 'ALTER INDEX tuned_nd SET (radius = 5)' ], 1, 'catalog' ]);
 my $n = 0;
 for my $path (@paths)
 {
@@ -143,7 +148,7 @@ for my $path (@paths)
 	}
 	if ($refused)
 	{
-		like($err, qr/(cannot set max_distance|could not rebuild index "tuned_nd").*\n.*lie 5 bits apart/,
+		like($err, qr/(cannot set radius|could not rebuild index "tuned_nd").*\n.*lie 5 bits apart/,
 			"$name: refused, naming the pair");
 	}
 	else
