@@ -3,7 +3,8 @@
  * module.c
  *		The simhash library: its magic block, and _PG_init, which sets up
  *		what the subsystems register when the library loads (the
- *		simhash_perm index's reloptions and settings).
+ *		simhash_perm index's reloptions and settings, and the hooks by
+ *		which its layout follows the rows).
  *
  * The subsystems are the folders of src/, each with a README saying what
  * it owns and what it may call; docs/architecture.md draws their layers.
@@ -29,4 +30,5 @@ void
 _PG_init(void)
 {
 	PermInit();
+	PermGrowInit();
 }

@@ -479,6 +479,7 @@ extern void permbuildempty(Relation index);
 extern void PermGrowthAfterBuild(PermMetaGrowth *growth, int64 rows,
 								 BlockNumber nblocks);
 extern void PermGrowMaybeRelayout(Relation index);
+extern void PermGrowInit(void);
 
 /* permwrite.c */
 extern void PermWriteTables(Relation index, ForkNumber fork, RecStore **rows,

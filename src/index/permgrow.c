@@ -38,12 +38,29 @@
  * switched: a change of pages, not of catalogs, so nothing waits for the
  * transaction's end.  No scan or insert of another backend is under way
  * meanwhile, and the next one takes its lock after the invalidation was
- * sent, so it reads the new layout.  In our own backend the index must be
- * open once only (the executor's result relation): an open scan of it, of
- * an INSERT ... SELECT or a cursor, would see its pages change, so then
- * the look waits for another insert.  On a hot standby the lock is held
+ * sent, so it reads the new layout.  On a hot standby the lock is held
  * from the start of the change until the transaction's end, so queries
  * there wait for it (or are cancelled by max_standby_streaming_delay).
+ *
+ * Scans of our own backend.  The lock does not keep out our own backend's
+ * scans, and a scan takes the layout (permutations, roots, leaf maps) when
+ * it starts, yet descends through the relation's current state: a switch
+ * under an open scan would have it look for old keys in the new trees.  So
+ * the index must be open once only, by the insert itself (rd_refcnt == 1):
+ * every open scan, a cursor's or a subquery's, holds a reference of its
+ * own.  When it is open more than once, as in INSERT ... SELECT ... WHERE
+ * NOT EXISTS (SELECT 1 ... hamming_near ...), whose subquery scans the
+ * index all through the statement, the insert decides that the look is due
+ * and leaves it for later: the index is noted, and the look is taken at
+ * the end of the statement (ExecutorEnd), after the executor has closed
+ * the statement's scans, if the index is then open only by the look itself.
+ * Otherwise (a cursor still open, a statement nested in another that scans
+ * the index) it stays noted until a later statement's end, or until a later
+ * insert finds the index open once.  The note goes at the transaction's end
+ * (an abort may have taken the index with it); a later insert notes it
+ * again.  No scan is ever open across a switch: those already open keep
+ * reading an index that does not change under them (the test perm_growth
+ * holds a cursor open across the inserts that make a look due).
  *
  * Crashes.  Until the metapage record, the old layout stands whole: a crash
  * before it leaves the new trees' pages unreached, restored whole by WAL or
@@ -60,7 +77,11 @@
 #include "postgres.h"
 
 #include "access/generic_xlog.h"
+#include "access/relation.h"
+#include "access/xact.h"
 #include "access/xlog.h"
+#include "catalog/pg_class.h"
+#include "executor/executor.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
@@ -87,6 +108,18 @@
 
 /* Fingerprints counted bit by bit at a time */
 #define PERM_GROWTH_COUNT_BATCH	1024
+
+/* Indexes noted at once, whose look waits for the end of a statement */
+#define PERM_GROWTH_MAX_NOTED	16
+
+/*
+ * The indexes of this backend whose look at the layout is due but waits
+ * until no scan of them is open here (see the head of this file)
+ */
+static Oid	noted[PERM_GROWTH_MAX_NOTED];
+static int	nnoted = 0;
+
+static ExecutorEnd_hook_type prev_executor_end = NULL;
 
 /* When to look at a layout chosen from rows rows, in nblocks blocks */
 static BlockNumber
@@ -283,6 +316,19 @@ relayout(Relation index)
 	MemoryContextDelete(cxt);
 }
 
+/* Note the index for a look at the end of the statement */
+static void
+note_index(Oid indexoid)
+{
+	int			i;
+
+	for (i = 0; i < nnoted; i++)
+		if (noted[i] == indexoid)
+			return;
+	if (nnoted < PERM_GROWTH_MAX_NOTED)
+		noted[nnoted++] = indexoid;
+}
+
 /*
  * Called by every insert before it reads the layout: now and then, while
  * the index is young, look at the layout again (see the head of this file).
@@ -298,16 +344,100 @@ PermGrowMaybeRelayout(Relation index)
 		return;
 	if (RelationGetNumberOfBlocks(index) < state->growth.next_check)
 		return;
+	if (index->rd_index == NULL || !index->rd_index->indisvalid ||
+		!index->rd_index->indisready)
+		return;
 
 	/*
 	 * Only with the index open once in this backend (no scan of it under
-	 * way here), valid, and no lock on it anywhere else
+	 * way here): else at the end of the statement
 	 */
-	if (index->rd_refcnt != 1 || index->rd_index == NULL ||
-		!index->rd_index->indisvalid || !index->rd_index->indisready)
+	if (index->rd_refcnt != 1)
+	{
+		note_index(RelationGetRelid(index));
 		return;
+	}
 	if (!ConditionalLockRelation(index, AccessExclusiveLock))
 		return;
 	relayout(index);
 	UnlockRelation(index, AccessExclusiveLock);
+}
+
+/*
+ * The looks noted by inserts that found the index open more than once: an
+ * index open now only by us, and on which no other session holds a lock,
+ * is looked at; one still open elsewhere in this backend stays noted; one
+ * that is gone, or that another session holds, is forgotten (a later
+ * insert notes it again).
+ */
+static void
+look_at_noted(void)
+{
+	int			i = 0;
+
+	while (i < nnoted)
+	{
+		Oid			indexoid = noted[i];
+		Relation	index;
+		bool		keep = false;
+
+		if (ConditionalLockRelationOid(indexoid, AccessExclusiveLock))
+		{
+			index = try_relation_open(indexoid, NoLock);
+			if (index != NULL)
+			{
+				if (index->rd_rel->relkind == RELKIND_INDEX &&
+					index->rd_indam != NULL &&
+					index->rd_indam->aminsert == perminsert &&
+					index->rd_index != NULL && index->rd_index->indisvalid &&
+					index->rd_index->indisready)
+				{
+					if (index->rd_refcnt == 1)
+						relayout(index);
+					else
+						keep = true;
+				}
+				relation_close(index, NoLock);
+			}
+			UnlockRelationOid(indexoid, AccessExclusiveLock);
+		}
+		if (keep)
+			i++;
+		else
+			noted[i] = noted[--nnoted];
+	}
+}
+
+/*
+ * ExecutorEnd: once the statement's scans are closed, the looks its
+ * inserts noted
+ */
+static void
+grow_executor_end(QueryDesc *queryDesc)
+{
+	if (prev_executor_end)
+		prev_executor_end(queryDesc);
+	else
+		standard_ExecutorEnd(queryDesc);
+	if (nnoted > 0 && IsTransactionState())
+		look_at_noted();
+}
+
+/* The end of a transaction forgets the looks it noted */
+static void
+grow_xact_callback(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+		event == XACT_EVENT_PREPARE || event == XACT_EVENT_PARALLEL_COMMIT ||
+		event == XACT_EVENT_PARALLEL_ABORT)
+		nnoted = 0;
+}
+
+/* Install the hooks; called from _PG_init */
+void
+PermGrowInit(void)
+{
+	prev_executor_end = ExecutorEnd_hook;
+	ExecutorEnd_hook = grow_executor_end;
+	RegisterXactCallback(grow_xact_callback, NULL);
 }
