@@ -29,6 +29,7 @@ void		_PG_init(void);
 void
 _PG_init(void)
 {
+	PermWideInit();
 	PermInit();
 	PermGrowInit();
 }

@@ -477,7 +477,7 @@ extern void permbuildempty(Relation index);
 
 /* permgrow.c */
 extern void PermGrowthAfterBuild(PermMetaGrowth *growth, int64 rows,
-								 BlockNumber nblocks);
+								 BlockNumber nblocks, bool wide, bool fixed);
 extern void PermGrowMaybeRelayout(Relation index);
 extern void PermGrowInit(void);
 
@@ -613,6 +613,8 @@ extern BlockNumber PermLayoutBlocks(Relation index, BlockNumber *first,
 extern double PermLayoutPageCount(Relation index);
 
 /* permwide.c */
+extern int	perm_wide_layout_min_rows;
+extern void PermWideInit(void);
 extern bool PermIndexIsWide(Relation index);
 extern int	PermCodeColumn(Relation index);
 extern int	PermTenantColumns(Relation index);
