@@ -94,8 +94,8 @@ SELECT grown_layout('g128_idx') AS grown;
 SELECT count(*) AS tables_checked FROM simhash_perm_check('g128_idx', true);
 SELECT * FROM grown_compare('g128', ARRAY(SELECT code FROM g128 WHERE id IN (3, 250, 20001, 20008)),
 	'{0,3,6,10,11,14,40}');
--- the layout was chosen at the last look, on a fourfold growth of the
--- relation: a build on all the rows may choose a neighbour
+-- the layout was chosen at the last look, for twice the rows it saw: a
+-- build chooses for the rows it sees, and may choose a neighbour
 REINDEX INDEX g128_idx;
 SELECT grown_layout('g128_idx') AS rebuilt;
 

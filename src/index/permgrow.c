@@ -65,8 +65,9 @@
  * Codes wider than 64 bits (bit(n), and codes after leading columns:
  * permwide.c).  Their layout is the number of substrings m, which the model
  * chooses from the number of rows alone (at least 2^20 of them), so it is
- * never final: the layout is looked at on every fourfold growth, for as
- * long as the index grows, and a look counts the entries of table 0.  When
+ * never final: the layout is looked at whenever its pages have grown
+ * fourfold, for as long as the index grows, and a look counts the entries
+ * of table 0 and chooses for twice as many (choose_wide_layout).  When
  * the model chooses another m, every row's code is put together again from
  * its entries (table t's keys hold substring t, below the tenant's hash
  * and above the tail), sorted by TID and table, and its keys in the new
@@ -143,17 +144,21 @@ next_check_for(int64 rows, BlockNumber nblocks)
 }
 
 /*
- * When to look at the layout of an index on bit(n) codes, in nblocks
- * blocks: on every fourfold growth, for as long as it grows.  Its layout
- * (the number of substrings) is chosen from the number of rows alone, so
- * it is never final; a look that keeps it counts the entries of table 0.
+ * When to look at the layout of an index on bit(n) codes whose current
+ * layout starts at block start of nblocks: when that layout's pages have
+ * grown fourfold (the pages of earlier layouts, before start, do not
+ * count), for as long as the index grows.  Its layout (the number of
+ * substrings) is chosen from the number of rows alone, so it is never
+ * final; a look that keeps it counts the entries of table 0.
  */
 static BlockNumber
-wide_next_check(BlockNumber nblocks)
+wide_next_check(BlockNumber start, BlockNumber nblocks)
 {
-	if ((uint64) nblocks * PERM_GROWTH_FACTOR >= MaxBlockNumber)
+	uint64		next = start + (uint64) (nblocks - start) * PERM_GROWTH_FACTOR;
+
+	if (next >= MaxBlockNumber)
 		return InvalidBlockNumber;
-	return Max((uint64) nblocks * PERM_GROWTH_FACTOR, PERM_GROWTH_MIN_BLOCKS);
+	return Max(next, PERM_GROWTH_MIN_BLOCKS);
 }
 
 /*
@@ -173,7 +178,7 @@ PermGrowthAfterBuild(PermMetaGrowth *growth, int64 rows, BlockNumber nblocks,
 	if (fixed)
 		growth->next_check = InvalidBlockNumber;
 	else if (wide)
-		growth->next_check = wide_next_check(nblocks);
+		growth->next_check = wide_next_check(growth->layout_start, nblocks);
 	else
 		growth->next_check = next_check_for(rows, nblocks);
 }
@@ -428,8 +433,11 @@ rekey_rows(const PermLayout *old, const PermLayout *layout, RunSort *rs,
 
 /*
  * The layout that the rows of an index on bit(n) codes call for now: the
- * model's (permwide.c) for as many rows as table 0 holds, at the design
- * radius the index was built with.  Sets *n to the rows.
+ * model's (permwide.c) at the design radius the index was built with, for
+ * twice the rows table 0 holds.  The layout serves the rows from this look
+ * to the next, when its pages have grown fourfold: from n rows to about
+ * 4n, whose middle (on the model's scale, the logarithm) is 2n.  Sets *n
+ * to the rows.
  */
 static void
 choose_wide_layout(Relation index, PermState *state, int64 *n,
@@ -437,7 +445,8 @@ choose_wide_layout(Relation index, PermState *state, int64 *n,
 {
 	*n = count_rows(index);
 	PermWideChooseLayout(state->layout.width, state->layout.tenants,
-						 state->layout.max_distance, 0, (double) *n, layout);
+						 state->layout.max_distance, 0, 2.0 * (double) *n,
+						 layout);
 }
 
 /*
@@ -541,7 +550,8 @@ relayout(Relation index)
 								  PermLayoutFlag(growth.generation),
 								  roots, root_levels);
 		}
-		growth.next_check = wide_next_check(RelationGetNumberOfBlocks(index));
+		growth.next_check = wide_next_check(growth.layout_start,
+											RelationGetNumberOfBlocks(index));
 	}
 	else
 	{
