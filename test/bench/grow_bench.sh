@@ -53,7 +53,7 @@ median() { tr ' ' '\n' | grep . | sort -n | awk '{ a[NR] = $1 } END { print a[in
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2fx", a / b }'; }
 layout() { q -At -c "SELECT count(*) || ' tables, prefixes of ' || min(prefix_bits) || '..' || max(prefix_bits) || ' bits, largest bucket ' || max(largest_bucket) FROM simhash_perm_info('$1')"; }
 
-q -c "CREATE EXTENSION simhash" -c "SELECT setseed(0.25)" -c "
+q -c "CREATE EXTENSION simhash" -c "
 CREATE FUNCTION skewed_fp(g bigint) RETURNS simhash64 LANGUAGE sql IMMUTABLE
   AS \$\$ SELECT ((((hashint8(g)::bigint << 32) | (hashint8(-g - 1)::bigint & 4294967295))
                   & ~x'cccccccccccccccc'::bigint))::simhash64 \$\$;
@@ -76,8 +76,8 @@ for kind in skewed uniform; do
 	info[$kind]=$(layout racy_idx)
 done
 
-# (a) bit(256): data, queries near planted pairs
-q -c "CREATE TABLE src (id bigint, code bit(256));
+# (a) bit(256): data, queries near planted pairs (seeded)
+q -c "SELECT setseed(0.25)" -c "CREATE TABLE src (id bigint, code bit(256));
 INSERT INTO src SELECT g, ('x' || md5(g::text) || md5((-g)::text))::bit(256) FROM generate_series(1, $ROWS - $ROWS / 100) g;
 INSERT INTO src SELECT $ROWS - $ROWS / 100 + i, c.code # rnd_mask(256, (i % 32)::int)::bit(256)
   FROM generate_series(1, $ROWS / 100) i JOIN src c ON c.id = 1 + (hashint8(i)::bigint & 2147483647) % ($ROWS - $ROWS / 100);
