@@ -94,6 +94,7 @@
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/pg_class.h"
+#include "commands/defrem.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
@@ -694,8 +695,7 @@ look_at_noted(void)
 			if (index != NULL)
 			{
 				if (index->rd_rel->relkind == RELKIND_INDEX &&
-					index->rd_indam != NULL &&
-					index->rd_indam->aminsert == perminsert &&
+					index->rd_rel->relam == get_index_am_oid("simhash_perm", true) &&
 					index->rd_index != NULL && index->rd_index->indisvalid &&
 					index->rd_index->indisready)
 				{
