@@ -128,6 +128,89 @@ VACUUM late;
 SELECT reltuples FROM pg_class WHERE relname = 'late_idx';
 SELECT count(*) FROM simhash_perm_check('late_idx', true);
 
+-- The racy form of "insert unless a near copy is there", INSERT ... SELECT
+-- ... WHERE NOT EXISTS (SELECT 1 ... hamming_near ...), scans the index in
+-- the statement that inserts into it: the index is open twice, and its
+-- layout cannot change under the subquery's scan.  The insert notes that a
+-- look is due, the end of the statement takes it (permgrow.c), and the
+-- layout follows the rows all the same.
+CREATE FUNCTION skewed_fp(g bigint) RETURNS simhash64 LANGUAGE sql IMMUTABLE
+  AS $$ SELECT ((pseudo_fp(g)::bigint) & ~x'cccccccccccccccc'::bigint)::simhash64 $$;
+CREATE TABLE racy (id int, fp simhash64);
+CREATE INDEX racy_idx ON racy USING simhash_perm (fp);
+SET enable_seqscan = off; SET enable_bitmapscan = off;
+EXPLAIN (COSTS OFF)
+INSERT INTO racy SELECT g, skewed_fp(g) FROM generate_series(1, 20000) g
+  WHERE NOT EXISTS (SELECT 1 FROM racy WHERE hamming_near(fp, skewed_fp(g), 3));
+INSERT INTO racy SELECT g, skewed_fp(g) FROM generate_series(1, 20000) g
+  WHERE NOT EXISTS (SELECT 1 FROM racy WHERE hamming_near(fp, skewed_fp(g), 3));
+SELECT string_agg(prefix, ';' ORDER BY table_no) <> :'uniform_layout' AS layout_changed,
+       max(largest_bucket) < 1000 AS balanced, min(entries) = 20000 AS every_row
+  FROM simhash_perm_info('racy_idx');
+-- one row a statement, as an application sends them: each statement's end
+-- looks, and the next statements find the rows spread
+INSERT INTO racy SELECT g, skewed_fp(g) FROM generate_series(20001, 20100) g;
+DO $$
+BEGIN
+  FOR g IN 20101..21000 LOOP
+    INSERT INTO racy SELECT g, skewed_fp(g)
+      WHERE NOT EXISTS (SELECT 1 FROM racy WHERE hamming_near(fp, skewed_fp(g), 3));
+  END LOOP;
+END $$;
+SELECT count(*) FROM racy;
+SELECT count(*) FROM simhash_perm_check('racy_idx', true);
+-- answers equal a sequential scan's, at several radii
+CREATE TEMP TABLE racy_q AS SELECT fp AS q FROM racy WHERE id % 211 = 0
+  UNION ALL SELECT skewed_fp(-g) FROM generate_series(1, 20) g;
+CREATE TEMP TABLE racy_got AS
+  SELECT q, k, r.id FROM racy_q, unnest(ARRAY[0, 3, 5, 9]) k, LATERAL (SELECT id FROM racy WHERE hamming_near(fp, q, k)) r;
+RESET enable_seqscan; RESET enable_bitmapscan;
+SET enable_indexscan = off; SET enable_bitmapscan = off;
+CREATE TEMP TABLE racy_want AS
+  SELECT q, k, r.id FROM racy_q, unnest(ARRAY[0, 3, 5, 9]) k, LATERAL (SELECT id FROM racy WHERE hamming_distance(fp, q) <= k) r;
+RESET enable_indexscan; RESET enable_bitmapscan;
+SELECT (SELECT count(*) FROM racy_want) > 1000 AS many,
+       (SELECT count(*) FROM (TABLE racy_got EXCEPT ALL TABLE racy_want) x) AS extra,
+       (SELECT count(*) FROM (TABLE racy_want EXCEPT ALL TABLE racy_got) x) AS missing;
+
+-- A scan open across the inserts that make a look due (a cursor reading
+-- nearest neighbours ring by ring): the layout stays while it is open, the
+-- cursor answers as the table stood when it was opened, and closing it
+-- lets the end of that statement take the look.
+CREATE TABLE held (id int, fp simhash64);
+CREATE INDEX held_idx ON held USING simhash_perm (fp);
+INSERT INTO held SELECT g, skewed_fp(g) FROM generate_series(1, 200) g;
+CREATE FUNCTION held_cursor(q simhash64, more int,
+                            OUT while_open text, OUT after_close text,
+                            OUT ids int[], OUT dists int[])
+  LANGUAGE plpgsql AS $$
+DECLARE c refcursor; r record;
+BEGIN
+  ids := '{}'; dists := '{}';
+  SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off;
+  OPEN c FOR SELECT id, fp <-> q AS d FROM held ORDER BY fp <-> q;
+  FOR i IN 1..5 LOOP
+    FETCH c INTO r; ids := ids || r.id; dists := dists || r.d;
+  END LOOP;
+  INSERT INTO held SELECT g, skewed_fp(g) FROM generate_series(201, 200 + more) g;
+  SELECT string_agg(prefix, ';' ORDER BY table_no) INTO while_open FROM simhash_perm_info('held_idx');
+  LOOP
+    FETCH c INTO r; EXIT WHEN NOT FOUND; ids := ids || r.id; dists := dists || r.d;
+  END LOOP;
+  CLOSE c;
+  SELECT string_agg(prefix, ';' ORDER BY table_no) INTO after_close FROM simhash_perm_info('held_idx');
+END $$;
+SELECT * INTO TEMP held_got FROM held_cursor(skewed_fp(7), 20000);
+SELECT while_open = :'uniform_layout' AS kept_while_open,
+       after_close <> :'uniform_layout' AS changed_after_close,
+       cardinality(ids) AS rows_seen,
+       dists = (SELECT array_agg(hamming_distance(fp, skewed_fp(7)) ORDER BY hamming_distance(fp, skewed_fp(7)), id)
+                  FROM held WHERE id <= 200) AS distances_exact,
+       (SELECT array_agg(x ORDER BY x) FROM unnest(ids) x) =
+         (SELECT array_agg(id ORDER BY id) FROM held WHERE id <= 200) AS rows_exact
+  FROM held_got;
+SELECT count(*) FROM simhash_perm_check('held_idx', true);
+
 -- Uniform fingerprints keep the uniform layout: no pages are rewritten
 CREATE TABLE late_uniform (id int, fp simhash64);
 CREATE INDEX late_uniform_idx ON late_uniform USING simhash_perm (fp);
@@ -153,6 +236,8 @@ TRUNCATE drift;
 INSERT INTO drift SELECT g, pseudo_fp(1) FROM generate_series(1, 20000) g;
 VACUUM drift;
 
-DROP TABLE grow, probes, same, lowent, churn, late, late_uniform, drift;
+DROP TABLE grow, probes, same, lowent, churn, late, racy, held, late_uniform, drift;
+DROP FUNCTION held_cursor(simhash64, int);
+DROP FUNCTION skewed_fp(bigint);
 DROP FUNCTION probe_buffers(regclass, simhash64, int);
 DROP PROCEDURE wait_for_older_snapshots();

@@ -4,8 +4,9 @@
  *		The simhash library: its magic block, and _PG_init, which sets up
  *		what the subsystems register when the library loads (the
  *		simhash_perm index's reloptions and settings, its hook on ALTER
- *		INDEX, and the planner hook that keeps scans the index cannot
- *		answer from its own pages off it).
+ *		INDEX, the hooks by which its layout follows the rows, and the
+ *		planner hook that keeps scans the index cannot answer from its own
+ *		pages off it).
  *
  * The subsystems are the folders of src/, each with a README saying what
  * it owns and what it may call; docs/architecture.md draws their layers.
@@ -31,9 +32,12 @@ void		_PG_init(void);
 void
 _PG_init(void)
 {
+	PermWideInit();
 	PermInit();
 	/* ALTER INDEX ... SET (radius) of a constraint checks the rows */
 	PermRadiusInit();
+	/* a young index's layout looks again at the end of a statement */
+	PermGrowInit();
 	/* no scan of a simhash_perm index without a condition on the code */
 	SimhashPathsInit();
 }

@@ -484,8 +484,9 @@ extern void permbuildempty(Relation index);
 
 /* permgrow.c */
 extern void PermGrowthAfterBuild(PermMetaGrowth *growth, int64 rows,
-								 BlockNumber nblocks);
+								 BlockNumber nblocks, bool wide, bool fixed);
 extern void PermGrowMaybeRelayout(Relation index);
+extern void PermGrowInit(void);
 
 /* permwrite.c */
 extern void PermWriteTables(Relation index, ForkNumber fork, RecStore **rows,
@@ -619,6 +620,8 @@ extern BlockNumber PermLayoutBlocks(Relation index, BlockNumber *first,
 extern double PermLayoutPageCount(Relation index);
 
 /* permwide.c */
+extern int	perm_wide_layout_min_rows;
+extern void PermWideInit(void);
 extern bool PermIndexIsWide(Relation index);
 extern int	PermCodeColumn(Relation index);
 extern int	PermTenantColumns(Relation index);

@@ -21,7 +21,8 @@
  * An index on bit(n) codes (permwide.c) computes each row's key in every
  * table as it reads the row, into a store per table, with a layout fixed
  * before the first row from the codes' width and the table's size; its
- * tables are written from those stores the same way.
+ * tables are written from those stores the same way.  As the table grows,
+ * the number of substrings follows it (permgrow.c).
  *
  * IDENTIFICATION
  *	  src/index/permbuild.c
@@ -267,14 +268,20 @@ write_index(Relation index, ForkNumber fork, PermBuildState *bs)
 		meta->tables[t].root = roots[t];
 		meta->tables[t].root_level = root_levels[t];
 	}
-	PermGrowthAfterBuild(&growth, bs->n,
-						 RelationGetNumberOfBlocksInFork(index, fork));
 	if (bs->wide)
 	{
 		PermMetaCode code;
+		int			radius,
+					substrings;
 
-		/* the substrings stay as built: REINDEX chooses anew */
-		growth.next_check = InvalidBlockNumber;
+		/*
+		 * the substrings follow the rows as the table grows (permgrow.c),
+		 * unless the reloption sets them
+		 */
+		PermWideLayoutOptions(index, layout.width, &radius, &substrings);
+		PermGrowthAfterBuild(&growth, bs->n,
+							 RelationGetNumberOfBlocksInFork(index, fork),
+							 true, substrings != 0);
 		PermMetaSetGrowth(metapage, &growth);
 		memset(&code, 0, sizeof(code));
 		code.magic = PERM_CODE_MAGIC;
@@ -288,7 +295,12 @@ write_index(Relation index, ForkNumber fork, PermBuildState *bs)
 		PermMetaSetCode(metapage, &code);
 	}
 	else
+	{
+		PermGrowthAfterBuild(&growth, bs->n,
+							 RelationGetNumberOfBlocksInFork(index, fork),
+							 false, false);
 		PermMetaSetGrowth(metapage, &growth);
+	}
 	MarkBufferDirty(metabuf);
 	UnlockReleaseBuffer(metabuf);
 

@@ -38,12 +38,42 @@
  * switched: a change of pages, not of catalogs, so nothing waits for the
  * transaction's end.  No scan or insert of another backend is under way
  * meanwhile, and the next one takes its lock after the invalidation was
- * sent, so it reads the new layout.  In our own backend the index must be
- * open once only (the executor's result relation): an open scan of it, of
- * an INSERT ... SELECT or a cursor, would see its pages change, so then
- * the look waits for another insert.  On a hot standby the lock is held
+ * sent, so it reads the new layout.  On a hot standby the lock is held
  * from the start of the change until the transaction's end, so queries
  * there wait for it (or are cancelled by max_standby_streaming_delay).
+ *
+ * Scans of our own backend.  The lock does not keep out our own backend's
+ * scans, and a scan takes the layout (permutations, roots, leaf maps) when
+ * it starts, yet descends through the relation's current state: a switch
+ * under an open scan would have it look for old keys in the new trees.  So
+ * the index must be open once only, by the insert itself (rd_refcnt == 1):
+ * every open scan, a cursor's or a subquery's, holds a reference of its
+ * own.  When it is open more than once, as in INSERT ... SELECT ... WHERE
+ * NOT EXISTS (SELECT 1 ... hamming_near ...), whose subquery scans the
+ * index all through the statement, the insert decides that the look is due
+ * and leaves it for later: the index is noted, and the look is taken at
+ * the end of the statement (ExecutorEnd), after the executor has closed
+ * the statement's scans, if the index is then open only by the look itself.
+ * Otherwise (a cursor still open, a statement nested in another that scans
+ * the index) it stays noted until a later statement's end, or until a later
+ * insert finds the index open once.  The note goes at the transaction's end
+ * (an abort may have taken the index with it); a later insert notes it
+ * again.  No scan is ever open across a switch: those already open keep
+ * reading an index that does not change under them (the test perm_growth
+ * holds a cursor open across the inserts that make a look due).
+ *
+ * Codes wider than 64 bits (bit(n), and codes after leading columns:
+ * permwide.c).  Their layout is the number of substrings m, which the model
+ * chooses from the number of rows alone (at least 2^20 of them), so it is
+ * never final: the layout is looked at whenever its pages have grown
+ * fourfold, for as long as the index grows, and a look counts the entries
+ * of table 0 and chooses for twice as many (choose_wide_layout).  When
+ * the model chooses another m, every row's code is put together again from
+ * its entries (table t's keys hold substring t, below the tenant's hash
+ * and above the tail), sorted by TID and table, and its keys in the new
+ * layout written as above; the metapage's growth and code records, which
+ * follow the tables, move with their number.  Substrings set by the
+ * reloption stay.
  *
  * Crashes.  Until the metapage record, the old layout stands whole: a crash
  * before it leaves the new trees' pages unreached, restored whole by WAL or
@@ -60,7 +90,12 @@
 #include "postgres.h"
 
 #include "access/generic_xlog.h"
+#include "access/relation.h"
+#include "access/xact.h"
 #include "access/xlog.h"
+#include "catalog/pg_class.h"
+#include "commands/defrem.h"
+#include "executor/executor.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
@@ -85,6 +120,18 @@
 /* Fingerprints counted bit by bit at a time */
 #define PERM_GROWTH_COUNT_BATCH	1024
 
+/* Indexes noted at once, whose look waits for the end of a statement */
+#define PERM_GROWTH_MAX_NOTED	16
+
+/*
+ * The indexes of this backend whose look at the layout is due but waits
+ * until no scan of them is open here (see the head of this file)
+ */
+static Oid	noted[PERM_GROWTH_MAX_NOTED];
+static int	nnoted = 0;
+
+static ExecutorEnd_hook_type prev_executor_end = NULL;
+
 /* When to look at a layout chosen from rows rows, in nblocks blocks */
 static BlockNumber
 next_check_for(int64 rows, BlockNumber nblocks)
@@ -94,16 +141,44 @@ next_check_for(int64 rows, BlockNumber nblocks)
 	return Max((uint64) nblocks * PERM_GROWTH_FACTOR, PERM_GROWTH_MIN_BLOCKS);
 }
 
-/* The growth record of an index just built from rows rows */
+/*
+ * When to look at the layout of an index on bit(n) codes whose current
+ * layout starts at block start of nblocks: when that layout's pages have
+ * grown fourfold (the pages of earlier layouts, before start, do not
+ * count), for as long as the index grows.  Its layout (the number of
+ * substrings) is chosen from the number of rows alone, so it is never
+ * final; a look that keeps it counts the entries of table 0.
+ */
+static BlockNumber
+wide_next_check(BlockNumber start, BlockNumber nblocks)
+{
+	uint64		next = start + (uint64) (nblocks - start) * PERM_GROWTH_FACTOR;
+
+	if (next >= MaxBlockNumber)
+		return InvalidBlockNumber;
+	return Max(next, PERM_GROWTH_MIN_BLOCKS);
+}
+
+/*
+ * The growth record of an index just built from rows rows.  An index on
+ * bit(n) codes (wide) follows the rows unless its substrings are set
+ * by the reloption (fixed).
+ */
 void
-PermGrowthAfterBuild(PermMetaGrowth *growth, int64 rows, BlockNumber nblocks)
+PermGrowthAfterBuild(PermMetaGrowth *growth, int64 rows, BlockNumber nblocks,
+					 bool wide, bool fixed)
 {
 	memset(growth, 0, sizeof(PermMetaGrowth));
 	growth->magic = PERM_GROWTH_MAGIC;
 	growth->generation = 0;
 	growth->layout_rows = rows;
 	growth->layout_start = PERM_METAPAGE_BLKNO + 1;
-	growth->next_check = next_check_for(rows, nblocks);
+	if (fixed)
+		growth->next_check = InvalidBlockNumber;
+	else if (wide)
+		growth->next_check = wide_next_check(growth->layout_start, nblocks);
+	else
+		growth->next_check = next_check_for(rows, nblocks);
 }
 
 /*
@@ -168,7 +243,8 @@ same_layout(const PermLayout *a, const PermLayout *b)
 {
 	int			t;
 
-	if (a->ntables != b->ntables ||
+	if (a->ntables != b->ntables || a->width != b->width ||
+		a->tail != b->tail || a->extra != b->extra ||
 		memcmp(a->block_of_bit, b->block_of_bit, 64) != 0)
 		return false;
 	for (t = 0; t < a->ntables; t++)
@@ -176,6 +252,228 @@ same_layout(const PermLayout *a, const PermLayout *b)
 			memcmp(a->bits[t], b->bits[t], 64) != 0)
 			return false;
 	return true;
+}
+
+/* The entries of table 0: every row of the index, dead ones included */
+static int64
+count_rows(Relation index)
+{
+	int64		n = 0;
+	int64		steps = 0;
+	Buffer		buf = PermLeftmostPage(index, 0, 0);
+
+	for (;;)
+	{
+		Page		page = BufferGetPage(buf);
+
+		n += PermPageGetOpaque(page)->nentries;
+		if (PermPageIsRightmost(page))
+			break;
+		buf = PermStepRight(index, buf, BUFFER_LOCK_SHARE, &steps);
+	}
+	UnlockReleaseBuffer(buf);
+	return n;
+}
+
+/*
+ * A table's entry in the sort that brings each row's entries together: by
+ * TID, then table; the entry's substring (and, after leading columns, the
+ * tenant's hash above it: a substring then has at most 48 bits) rides in
+ * the record's TID and extra, which the order never reaches, the key
+ * being unique.
+ */
+static void
+pack_substring(KeyTid *rec, const ItemPointerData *tid, int t, uint64 value)
+{
+	rec->key = (PermTidNumber(tid) << 6) | (uint64) t;
+	ItemPointerSetBlockNumber(&rec->tid, (BlockNumber) (value >> 32));
+	ItemPointerSetOffsetNumber(&rec->tid, (OffsetNumber) (value >> 16));
+	rec->extra = (uint16) value;
+}
+
+static uint64
+unpack_substring(const KeyTid *rec)
+{
+	return ((uint64) ItemPointerGetBlockNumberNoCheck(&rec->tid) << 32) |
+		((uint64) ItemPointerGetOffsetNumberNoCheck(&rec->tid) << 16) |
+		rec->extra;
+}
+
+/*
+ * Put the substrings of every entry of every table of an index on bit(n)
+ * codes into rs: table t's key holds substring t, above its tail (and
+ * below the tenant's hash)
+ */
+static void
+collect_substrings(Relation index, const PermLayout *layout, RunSort *rs)
+{
+	int			t;
+
+	for (t = 0; t < layout->ntables; t++)
+	{
+		int			tail = PermWideTailBits(layout, t);
+		uint64		mask = PG_UINT64_MAX >> (64 - layout->prefix_bits[t]);
+		int64		steps = 0;
+		Buffer		buf = PermLeftmostPage(index, t, 0);
+
+		for (;;)
+		{
+			Page		page = BufferGetPage(buf);
+			int			nentries = PermPageGetOpaque(page)->nentries;
+			int			i;
+
+			for (i = 0; i < nentries; i++)
+			{
+				KeyTid		e;
+				KeyTid		rec;
+				uint64		value;
+
+				PermReadLeafEntry(page, i, &e);
+				value = (e.key >> tail) & mask;
+				if (layout->tenants > 0)
+					value |= e.key & ~PERM_TENANT_CODE_MASK;
+				pack_substring(&rec, &e.tid, t, value);
+				RunSortPut(rs, &rec);
+			}
+			if (PermPageIsRightmost(page))
+				break;
+			buf = PermStepRight(index, buf, BUFFER_LOCK_SHARE, &steps);
+		}
+		UnlockReleaseBuffer(buf);
+	}
+}
+
+/*
+ * Rebuild every row's code from its entries (substring t from table t),
+ * and add its keys in the new layout to rows[t]; returns the rows.  A row
+ * whose entries are not in every table (an insert cut short by an error
+ * or a crash: a row no snapshot sees) has no code, and is left out, as
+ * VACUUM would remove it.
+ */
+static int64
+rekey_rows(const PermLayout *old, const PermLayout *layout, RunSort *rs,
+		   RecStore **rows)
+{
+	int			m = old->ntables;
+	int			width = old->width;
+	VarBit	   *code = palloc0(VARBITTOTALLEN(width));
+	uint64		sub[PERM_MAX_TABLES];
+	uint64		tenant = 0;
+	uint64		seen = 0;
+	uint64		all = m == 64 ? PG_UINT64_MAX : (UINT64CONST(1) << m) - 1;
+	uint64		row = PG_UINT64_MAX;
+	bool		more;
+	int64		n = 0;
+	KeyTid		rec;
+
+	SET_VARSIZE(code, VARBITTOTALLEN(width));
+	VARBITLEN(code) = width;
+	do
+	{
+		more = RunSortNext(rs, &rec);
+		if (!more || rec.key >> 6 != row)
+		{
+			/* the row before is complete: its code, its new keys */
+			if (row != PG_UINT64_MAX && seen == all)
+			{
+				uint64		keys[PERM_MAX_TABLES];
+				uint16		extras[PERM_MAX_TABLES];
+				KeyTid		out;
+				int			t,
+							j;
+
+				memset(VARBITS(code), 0, VARBITBYTES(code));
+				for (t = 0; t < m; t++)
+				{
+					int			s = old->prefix_bits[t];
+
+					for (j = 0; j < s; j++)
+						if ((sub[t] >> (s - 1 - j)) & 1)
+						{
+							int			pos = t + j * m;
+
+							VARBITS(code)[pos / 8] |= (bits8) (0x80 >> (pos % 8));
+						}
+				}
+				PermWideKeys(layout, code, keys, extras);
+				ItemPointerSetBlockNumber(&out.tid, (BlockNumber) (row >> 16));
+				ItemPointerSetOffsetNumber(&out.tid, (OffsetNumber) (row & 0xFFFF));
+				for (t = 0; t < layout->ntables; t++)
+				{
+					out.key = keys[t] | tenant;
+					out.extra = extras[t];
+					RecStoreAdd(rows[t], &out);
+				}
+				n++;
+				if ((n & 0xFFFF) == 0)
+					CHECK_FOR_INTERRUPTS();
+			}
+			row = more ? rec.key >> 6 : PG_UINT64_MAX;
+			seen = 0;
+		}
+		if (more)
+		{
+			int			t = (int) (rec.key & 63);
+			uint64		value = unpack_substring(&rec);
+
+			if (old->tenants > 0)
+			{
+				tenant = value & ~PERM_TENANT_CODE_MASK;
+				value &= PERM_TENANT_CODE_MASK;
+			}
+			sub[t] = value;
+			seen |= UINT64CONST(1) << t;
+		}
+	} while (more);
+	pfree(code);
+	return n;
+}
+
+/*
+ * The layout that the rows of an index on bit(n) codes call for now: the
+ * model's (permwide.c) at the design radius the index was built with, for
+ * twice the rows table 0 holds.  The layout serves the rows from this look
+ * to the next, when its pages have grown fourfold: from n rows to about
+ * 4n, whose middle (on the model's scale, the logarithm) is 2n.  Sets *n
+ * to the rows.
+ */
+static void
+choose_wide_layout(Relation index, PermState *state, int64 *n,
+				   PermLayout *layout)
+{
+	*n = count_rows(index);
+	PermWideChooseLayout(state->layout.width, state->layout.tenants,
+						 state->layout.max_distance, 0, 2.0 * (double) *n,
+						 layout);
+}
+
+/*
+ * Write the tables of an index on bit(n) codes anew in layout, from the
+ * entries of the current one (state); returns the rows written
+ */
+static int64
+write_wide_tables(Relation index, PermState *state, const PermLayout *layout,
+				  int64 budget, uint16 flags, BlockNumber *roots,
+				  uint16 *root_levels)
+{
+	RecStore   *rows[PERM_MAX_TABLES];
+	RunSort    *rs;
+	int64		n;
+	int			t;
+
+	rs = RunSortBegin(budget / 2,
+					  count_rows(index) * state->layout.ntables);
+	collect_substrings(index, &state->layout, rs);
+	RunSortFinish(rs);
+	for (t = 0; t < layout->ntables; t++)
+		rows[t] = RecStoreBegin(budget / 2 / layout->ntables);
+	n = rekey_rows(&state->layout, layout, rs, rows);
+	RunSortEnd(rs);
+	PermWriteTables(index, MAIN_FORKNUM, rows, n, budget, layout, flags,
+					RelationNeedsWAL(index), false, roots, root_levels);
+	for (t = 0; t < layout->ntables; t++)
+		RecStoreEnd(rows[t]);
+	return n;
 }
 
 /*
@@ -233,24 +531,48 @@ relayout(Relation index)
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash_perm relayout",
 								ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(cxt);
-	rows = RecStoreBegin(budget / 2);
-	votes = palloc(sizeof(SimhashVoter));
-	SimhashVoterInit(votes);
-	n = collect_rows(index, state, rows, votes);
-	PermChooseLayoutFromVotes(state->layout.max_distance, state->layout.blocks,
-							  votes, n, &layout);
 	growth = state->growth;
-	growth.layout_rows = n;
-	same = same_layout(&layout, &state->layout);
-	if (!same)
+	if (state->layout.width > 0)
 	{
-		growth.layout_start = RelationGetNumberOfBlocks(index);
-		growth.generation++;
-		PermWriteTables(index, MAIN_FORKNUM, &rows, n, budget, &layout,
-						PermLayoutFlag(growth.generation),
-						RelationNeedsWAL(index), false, roots, root_levels);
+		/*
+		 * bit(n) codes: the substrings for the rows now held; the entries,
+		 * whose keys are substrings, give each row's code back
+		 */
+		choose_wide_layout(index, state, &n, &layout);
+		same = same_layout(&layout, &state->layout);
+		if (!same)
+		{
+			growth.layout_start = RelationGetNumberOfBlocks(index);
+			growth.generation++;
+			n = write_wide_tables(index, state, &layout, budget,
+								  PermLayoutFlag(growth.generation),
+								  roots, root_levels);
+		}
+		growth.next_check = wide_next_check(growth.layout_start,
+											RelationGetNumberOfBlocks(index));
 	}
-	growth.next_check = next_check_for(n, RelationGetNumberOfBlocks(index));
+	else
+	{
+		rows = RecStoreBegin(budget / 2);
+		votes = palloc(sizeof(SimhashVoter));
+		SimhashVoterInit(votes);
+		n = collect_rows(index, state, rows, votes);
+		PermChooseLayoutFromVotes(state->layout.max_distance,
+								  state->layout.blocks, votes, n, &layout);
+		same = same_layout(&layout, &state->layout);
+		if (!same)
+		{
+			growth.layout_start = RelationGetNumberOfBlocks(index);
+			growth.generation++;
+			PermWriteTables(index, MAIN_FORKNUM, &rows, n, budget, &layout,
+							PermLayoutFlag(growth.generation),
+							RelationNeedsWAL(index), false, roots,
+							root_levels);
+		}
+		RecStoreEnd(rows);
+		growth.next_check = next_check_for(n, RelationGetNumberOfBlocks(index));
+	}
+	growth.layout_rows = n;
 
 	/* the switch: one record */
 	metabuf = PermReadMetaPage(index, BUFFER_LOCK_EXCLUSIVE);
@@ -259,6 +581,16 @@ relayout(Relation index)
 	meta = PermPageGetMeta(metapage);
 	if (!same)
 	{
+		PermMetaCode code;
+		bool		has_code = PermMetaGetCode(metapage, &code);
+
+		/*
+		 * bit(n) codes may change their number of tables, which moves the
+		 * growth and code records after the tables: both are written anew,
+		 * the code record last (it sets pd_lower)
+		 */
+		meta->blocks = layout.blocks;
+		meta->ntables = layout.ntables;
 		memcpy(meta->block_of_bit, layout.block_of_bit, 64);
 		for (t = 0; t < layout.ntables; t++)
 		{
@@ -267,8 +599,18 @@ relayout(Relation index)
 			meta->tables[t].root = roots[t];
 			meta->tables[t].root_level = root_levels[t];
 		}
+		PermMetaSetGrowth(metapage, &growth);
+		if (has_code)
+		{
+			code.substrings = layout.ntables;
+			code.tail = layout.tail;
+			code.extra = layout.extra;
+			code.layout_rows = n;
+			PermMetaSetCode(metapage, &code);
+		}
 	}
-	PermMetaSetGrowth(metapage, &growth);
+	else
+		PermMetaSetGrowth(metapage, &growth);
 	GenericXLogFinish(xlog);
 	UnlockReleaseBuffer(metabuf);
 
@@ -276,8 +618,20 @@ relayout(Relation index)
 		invalidate_cached_layouts(index);
 	PermForgetState(index);
 	MemoryContextSwitchTo(old);
-	RecStoreEnd(rows);
 	MemoryContextDelete(cxt);
+}
+
+/* Note the index for a look at the end of the statement */
+static void
+note_index(Oid indexoid)
+{
+	int			i;
+
+	for (i = 0; i < nnoted; i++)
+		if (noted[i] == indexoid)
+			return;
+	if (nnoted < PERM_GROWTH_MAX_NOTED)
+		noted[nnoted++] = indexoid;
 }
 
 /*
@@ -295,16 +649,99 @@ PermGrowMaybeRelayout(Relation index)
 		return;
 	if (RelationGetNumberOfBlocks(index) < state->growth.next_check)
 		return;
+	if (index->rd_index == NULL || !index->rd_index->indisvalid ||
+		!index->rd_index->indisready)
+		return;
 
 	/*
 	 * Only with the index open once in this backend (no scan of it under
-	 * way here), valid, and no lock on it anywhere else
+	 * way here): else at the end of the statement
 	 */
-	if (index->rd_refcnt != 1 || index->rd_index == NULL ||
-		!index->rd_index->indisvalid || !index->rd_index->indisready)
+	if (index->rd_refcnt != 1)
+	{
+		note_index(RelationGetRelid(index));
 		return;
+	}
 	if (!ConditionalLockRelation(index, AccessExclusiveLock))
 		return;
 	relayout(index);
 	UnlockRelation(index, AccessExclusiveLock);
+}
+
+/*
+ * The looks noted by inserts that found the index open more than once: an
+ * index open now only by us, and on which no other session holds a lock,
+ * is looked at; one still open elsewhere in this backend stays noted; one
+ * that is gone, or that another session holds, is forgotten (a later
+ * insert notes it again).
+ */
+static void
+look_at_noted(void)
+{
+	int			i = 0;
+
+	while (i < nnoted)
+	{
+		Oid			indexoid = noted[i];
+		Relation	index;
+		bool		keep = false;
+
+		if (ConditionalLockRelationOid(indexoid, AccessExclusiveLock))
+		{
+			index = try_relation_open(indexoid, NoLock);
+			if (index != NULL)
+			{
+				if (index->rd_rel->relkind == RELKIND_INDEX &&
+					index->rd_rel->relam == get_index_am_oid("simhash_perm", true) &&
+					index->rd_index != NULL && index->rd_index->indisvalid &&
+					index->rd_index->indisready)
+				{
+					if (index->rd_refcnt == 1)
+						relayout(index);
+					else
+						keep = true;
+				}
+				relation_close(index, NoLock);
+			}
+			UnlockRelationOid(indexoid, AccessExclusiveLock);
+		}
+		if (keep)
+			i++;
+		else
+			noted[i] = noted[--nnoted];
+	}
+}
+
+/*
+ * ExecutorEnd: once the statement's scans are closed, the looks its
+ * inserts noted
+ */
+static void
+grow_executor_end(QueryDesc *queryDesc)
+{
+	if (prev_executor_end)
+		prev_executor_end(queryDesc);
+	else
+		standard_ExecutorEnd(queryDesc);
+	if (nnoted > 0 && IsTransactionState())
+		look_at_noted();
+}
+
+/* The end of a transaction forgets the looks it noted */
+static void
+grow_xact_callback(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+		event == XACT_EVENT_PREPARE || event == XACT_EVENT_PARALLEL_COMMIT ||
+		event == XACT_EVENT_PARALLEL_ABORT)
+		nnoted = 0;
+}
+
+/* Install the hooks; called from _PG_init */
+void
+PermGrowInit(void)
+{
+	prev_executor_end = ExecutorEnd_hook;
+	ExecutorEnd_hook = grow_executor_end;
+	RegisterXactCallback(grow_xact_callback, NULL);
 }

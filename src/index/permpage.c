@@ -626,8 +626,8 @@ check_fingerprint_layout(Relation index, PermMetaPage meta, PermLayout *expect)
 /*
  * The growth record (permgrow.c) against the rest of the metapage and the
  * relation's length.  A first layout starts at block 1 and later ones
- * after it; a layout of bit(n) codes never changes; one chosen from
- * PERM_GROWTH_FINAL_ROWS rows or more is looked at no more.
+ * after it; a 64-bit layout chosen from PERM_GROWTH_FINAL_ROWS rows or
+ * more is looked at no more.
  */
 static void
 check_growth(Relation index, PermMetaPage meta, const PermMetaGrowth *growth,
@@ -642,16 +642,15 @@ check_growth(Relation index, PermMetaPage meta, const PermMetaGrowth *growth,
 	if ((growth->generation == 0) != (growth->layout_start == 1))
 		meta_corrupt(index, "Growth record: layout_start = %u, but generation = %u (a first layout starts at block 1, later ones after it).",
 					 growth->layout_start, growth->generation);
-	if (code != NULL)
-	{
-		if (growth->generation != 0 || growth->next_check != InvalidBlockNumber)
-			meta_corrupt(index, "Growth record: generation = %u and next_check = %u, but the layout of an index of codes never changes.",
-						 growth->generation, growth->next_check);
-		if (growth->layout_rows != code->layout_rows)
-			meta_corrupt(index, "Growth record: layout_rows = " UINT64_FORMAT ", but the code record's layout_rows = " UINT64_FORMAT ".",
-						 growth->layout_rows, code->layout_rows);
-	}
-	else if (final != (growth->next_check == InvalidBlockNumber))
+
+	/*
+	 * A 64-bit layout is final from PERM_GROWTH_FINAL_ROWS rows on.  An
+	 * index of codes looks at its layout again whenever its pages grow
+	 * fourfold (permgrow.c), unless its substrings were given: any
+	 * next_check, and any layout_rows (the rows of its last look, whether
+	 * or not that changed the layout), may be right.
+	 */
+	if (code == NULL && final != (growth->next_check == InvalidBlockNumber))
 		meta_corrupt(index, "Growth record: next_check = %u, but layout_rows = " UINT64_FORMAT " implies %s.",
 					 growth->next_check, growth->layout_rows,
 					 final ? "none (the layout is final)" : "one");

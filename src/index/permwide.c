@@ -58,12 +58,18 @@
 
 #include "catalog/pg_type.h"
 #include "port/pg_bitutils.h"
+#include "utils/guc.h"
 #include "utils/rel.h"
 
 #include "index/perm.h"
 
-/* A layout is chosen for at least this many rows (an index built small) */
-#define WIDE_MIN_LAYOUT_ROWS	(1024.0 * 1024.0)
+/*
+ * A layout is chosen for at least this many rows (an index built small):
+ * simhash.wide_layout_min_rows, which only tests change, so that an index
+ * created empty changes its layout within a few thousand rows (permgrow.c)
+ */
+#define WIDE_MIN_LAYOUT_ROWS	(1024 * 1024)
+int			perm_wide_layout_min_rows = WIDE_MIN_LAYOUT_ROWS;
 
 /*
  * The model's costs, in probes of one key range (about 0.3 us on the
@@ -85,6 +91,20 @@
  * of random rows at radius 6 (the tail alone must lie within the radius)
  */
 #define WIDE_TAIL_BITS			24
+
+/* Define the setting for tests; called from _PG_init */
+void
+PermWideInit(void)
+{
+	DefineCustomIntVariable("simhash.wide_layout_min_rows",
+							"Fewest rows the layout of an index on bit(n) codes is chosen for (for tests).",
+							NULL,
+							&perm_wide_layout_min_rows,
+							WIDE_MIN_LAYOUT_ROWS, 1, INT_MAX,
+							PGC_SUSET,
+							GUC_NOT_IN_SAMPLE,
+							NULL, NULL, NULL);
+}
 
 /* The code's column of the index (0-based): the last key column */
 int
@@ -324,16 +344,17 @@ PermWideFillLayout(int width, int tenants, int radius, int m, int tail,
 /*
  * The layout of an index on width-bit codes: m substrings as given, or the
  * m of least modelled cost of a query at the design radius over rows (at
- * least WIDE_MIN_LAYOUT_ROWS).  Keys keep a tail (PermWideTail): of
- * WIDE_TAIL_BITS when the design radius is less than half of it.  The tail
- * rejects most of the rows a short substring matches, so with it the model
- * takes more, shorter substrings, each probed at a smaller radius.
+ * least simhash.wide_layout_min_rows, 2^20).  Keys keep a tail
+ * (PermWideTail): of WIDE_TAIL_BITS when the design radius is less than
+ * half of it.  The tail rejects most of the rows a short substring
+ * matches, so with it the model takes more, shorter substrings, each
+ * probed at a smaller radius.
  */
 void
 PermWideChooseLayout(int width, int tenants, int radius, int substrings,
 					 double rows, PermLayout *layout)
 {
-	double		plan_rows = Max(rows, WIDE_MIN_LAYOUT_ROWS);
+	double		plan_rows = Max(rows, (double) perm_wide_layout_min_rows);
 	int			tail = PermWideTail(tenants, radius);
 	int			best = substrings;
 	double		best_cost = -1;
