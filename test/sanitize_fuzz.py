@@ -562,7 +562,7 @@ class Gen:
         if r.random() < 0.25:
             return ''
         k = r.choice([0, 1, 2, 3, 3, 3, 4, 5, 6, 8, 12, -1, 13])
-        opts = ['max_distance = %d' % k]
+        opts = ['%s = %d' % (r.choice(['max_distance', 'radius']), k)]
         if r.random() < 0.6:
             opts.append('blocks = %d' % r.choice([k + 1, k + 2, k + 3, max(k, 0) + r.randint(0, 6), 16, 17, 1]))
         return ' WITH (%s)' % ', '.join(opts)
@@ -683,7 +683,7 @@ class Gen:
         blocks = r.choice([b'', b', blocks = %d' % self.int4(k, k + 6)])
         st = [b'DROP TABLE IF EXISTS fz_x;',
               b'CREATE TABLE fz_x (id int, fp simhash64, EXCLUDE USING simhash_perm (fp WITH ~=) '
-              b'WITH (max_distance = %d%s));' % (k, blocks)]
+              b'WITH (%s = %d%s));' % (r.choice([b'max_distance', b'radius']), k, blocks)]
         for _ in range(r.randint(2, 8)):
             x = r.randrange(5)
             n = r.choice([1, 10, 100, 500])
@@ -699,8 +699,7 @@ class Gen:
                 st.append(r.choice([b'DELETE FROM fz_x WHERE id % 3 = 0;', b'VACUUM fz_x;']))
         st += [b"SELECT 'MISMATCH exclusion' AS x WHERE EXISTS (SELECT 1 FROM fz_x a JOIN fz_x b "
                b"ON a.ctid < b.ctid AND hamming_distance(a.fp, b.fp) <= "
-               b"(SELECT (regexp_match(array_to_string(reloptions, ','), 'max_distance=(\\d+)'))[1]::int "
-               b"FROM pg_class WHERE relname = 'fz_x_fp_excl'));",
+               b"(SELECT min(max_distance) FROM simhash_perm_info('fz_x_fp_excl')));",
                b'SELECT fp ~= fp FROM fz_x LIMIT 1;',
                b'DROP TABLE fz_x;']
         return st
@@ -748,7 +747,7 @@ class Gen:
                           % r.choice([b'true', b'false']))
             elif x == 11:
                 st.append(r.choice([b'REINDEX INDEX fz_i;',
-                                    b'ALTER INDEX fz_i SET (max_distance = %d);' % self.int4(-1, 13),
+                                    b'ALTER INDEX fz_i SET (%s = %d);' % (r.choice([b'max_distance', b'radius']), self.int4(-1, 13)),
                                     b'ALTER INDEX fz_i SET (blocks = %d);' % self.int4(0, 17),
                                     b'ALTER INDEX fz_i RESET (blocks);']))
             elif x == 12:

@@ -629,6 +629,7 @@ extern VarBit *PermCodeBits(Relation index, Datum value);
 extern int	PermWideSubstringBits(int width, int m, int t);
 extern int	PermWideFewestSubstrings(int width, int tenants);
 extern int	PermRadiusOption(Relation index);
+extern int	PermFingerprintRadius(Relation index);
 extern int	PermWideMostSubstrings(int width);
 extern int	PermWideTail(int tenants, int radius);
 extern void PermWideFillLayout(int width, int tenants, int radius, int m,

@@ -82,11 +82,9 @@ void
 PermLayoutOptions(Relation index, int *max_distance, int *blocks)
 {
 	PermOptions *opts = (PermOptions *) index->rd_options;
-	int			k = PermRadiusOption(index);
+	int			k = PermFingerprintRadius(index);
 	int			b;
 
-	if (k < 0)
-		k = PERM_DEFAULT_MAX_DISTANCE;
 	if (opts && opts->substrings != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -94,19 +92,6 @@ PermLayoutOptions(Relation index, int *max_distance, int *blocks)
 						RelationGetRelationName(index)),
 				 errhint("Its fingerprints are cut into blocks: WITH (blocks = %d) gives their number.",
 						 opts->substrings)));
-	if (opts && opts->width != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("width does not apply to index \"%s\" on 64-bit fingerprints",
-						RelationGetRelationName(index)),
-				 errhint("width gives the width of bit varying codes.")));
-	if (k > PERM_MAX_MAX_DISTANCE)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("radius = %d is more than index \"%s\" on 64-bit fingerprints takes",
-						k, RelationGetRelationName(index)),
-				 errdetail("Its design radius is 0 to %d; queries at any radius are answered exactly.",
-						   PERM_MAX_MAX_DISTANCE)));
 	b = (opts && opts->blocks > 0) ? opts->blocks : k + 1;
 	PermCheckLayoutOptions(k, b);
 	*max_distance = k;

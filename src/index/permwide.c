@@ -214,6 +214,36 @@ PermRadiusOption(Relation index)
 }
 
 /*
+ * The design radius of an index on 64-bit fingerprints, one column or
+ * after leading columns: radius (or max_distance), 3 when not given, at
+ * most PERM_MAX_MAX_DISTANCE; width, which gives bit varying codes theirs,
+ * does not apply
+ */
+int
+PermFingerprintRadius(Relation index)
+{
+	PermOptions *opts = (PermOptions *) index->rd_options;
+	int			r = PermRadiusOption(index);
+
+	if (opts && opts->width != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("width does not apply to index \"%s\" on 64-bit fingerprints",
+						RelationGetRelationName(index)),
+				 errhint("width gives the width of bit varying codes.")));
+	if (r < 0)
+		r = PERM_DEFAULT_MAX_DISTANCE;
+	if (r > PERM_MAX_MAX_DISTANCE)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("radius = %d is more than index \"%s\" on 64-bit fingerprints takes",
+						r, RelationGetRelationName(index)),
+				 errdetail("Its design radius is 0 to %d; queries at any radius are answered exactly.",
+						   PERM_MAX_MAX_DISTANCE)));
+	return r;
+}
+
+/*
  * The reloptions of an index on width-bit codes, or with leading columns,
  * checked: the design radius (not given: width / 8, or 3 on a 64-bit
  * fingerprint), the number of substrings (0: chosen), and the width of
@@ -235,13 +265,7 @@ PermWideLayoutOptions(Relation index, int width, int *radius, int *substrings)
 						RelationGetRelationName(index)),
 				 errdetail("An index on bit(n) codes, or with leading columns, cuts its codes into substrings, one table each."),
 				 errhint("WITH (substrings = %d) gives their number.", opts->blocks)));
-	if (opts && opts->width != 0 && !bits)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("width does not apply to index \"%s\" on 64-bit fingerprints",
-						RelationGetRelationName(index)),
-				 errhint("width gives the width of bit varying codes.")));
-	if (opts && opts->width != 0 && opts->width != width)
+	if (bits && opts && opts->width != 0 && opts->width != width)
 		ereport(ERROR,
 				(errcode(ERRCODE_STRING_DATA_LENGTH_MISMATCH),
 				 errmsg("index \"%s\" is declared for %d-bit codes, but its codes have %d bits",
@@ -254,17 +278,7 @@ PermWideLayoutOptions(Relation index, int width, int *radius, int *substrings)
 	 * index (the radius of its exclusion constraint)
 	 */
 	if (!bits)
-	{
-		if (r < 0)
-			r = PERM_DEFAULT_MAX_DISTANCE;
-		if (r > PERM_MAX_MAX_DISTANCE)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("radius = %d is more than index \"%s\" on 64-bit fingerprints takes",
-							r, RelationGetRelationName(index)),
-					 errdetail("Its design radius is 0 to %d; queries at any radius are answered exactly.",
-							   PERM_MAX_MAX_DISTANCE)));
-	}
+		r = PermFingerprintRadius(index);
 
 	if (width < 1 || width > PERM_MAX_WIDTH)
 		ereport(ERROR,
