@@ -527,7 +527,7 @@ PermSampleNearPairs(Relation index, int k, double *pairs)
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
 		/* a page added by an insert that did not finish holds nothing */
-		if (!PageIsNew(page))
+		if (!PageIsNew(page) && !PermPageIsStore(index, buf))
 		{
 			PermCheckPage(index, buf, -1, -1);
 			/* a page of the current layout's trees only (permgrow.c) */

@@ -582,12 +582,14 @@ relayout(Relation index)
 	if (!same)
 	{
 		PermMetaCode code;
+		PermMetaStore store;
 		bool		has_code = PermMetaGetCode(metapage, &code);
+		bool		has_store = PermMetaGetStore(metapage, &store);
 
 		/*
 		 * bit(n) codes may change their number of tables, which moves the
-		 * growth and code records after the tables: both are written anew,
-		 * the code record last (it sets pd_lower)
+		 * growth, code and store records after the tables: all are written
+		 * anew, in order (the code and store records set pd_lower)
 		 */
 		meta->blocks = layout.blocks;
 		meta->ntables = layout.ntables;
@@ -608,6 +610,9 @@ relayout(Relation index)
 			code.layout_rows = n;
 			PermMetaSetCode(metapage, &code);
 		}
+		/* the code store does not depend on the layout: it stays */
+		if (has_store)
+			PermMetaSetStore(metapage, &store);
 	}
 	else
 		PermMetaSetGrowth(metapage, &growth);
