@@ -268,7 +268,13 @@ typedef struct PermMetaStore
 	BlockNumber last;
 	BlockNumber null_first;		/* the chain of NULL codes' TIDs */
 	BlockNumber null_last;
+	BlockNumber pages;			/* pages of the chain of codes */
+	BlockNumber null_pages;		/* and of the chain of NULL codes */
 } PermMetaStore;
+
+/* Pages of an index's code store, as its record last said (0: none) */
+#define PermStorePages(state) \
+	((state)->has_store ? (state)->store.pages + (state)->store.null_pages : 0)
 
 /* 64-bit words of a code of width bits in the store (zero-padded) */
 #define PermStoreWords(width)		(((width) + 63) / 64)

@@ -289,7 +289,8 @@ write_index(Relation index, ForkNumber fork, PermBuildState *bs)
 		 */
 		PermWideLayoutOptions(index, layout.width, &radius, &substrings);
 		PermGrowthAfterBuild(&growth, bs->n,
-							 RelationGetNumberOfBlocksInFork(index, fork),
+							 RelationGetNumberOfBlocksInFork(index, fork) -
+							 (bs->store ? store.pages + store.null_pages : 0),
 							 true, substrings != 0);
 		PermMetaSetGrowth(metapage, &growth);
 		memset(&code, 0, sizeof(code));

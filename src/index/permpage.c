@@ -703,6 +703,10 @@ check_store_record(Relation index, Page page, const PermMetaCode *code,
 		if (ends[i] == PERM_METAPAGE_BLKNO || ends[i] >= nblocks)
 			meta_corrupt(index, "Store record: %s = %u, but the index has blocks 1 to %u.",
 						 names[i], ends[i], nblocks - 1);
+	if (store.pages < 1 || store.null_pages < 1 ||
+		(uint64) store.pages + store.null_pages >= nblocks)
+		meta_corrupt(index, "Store record: %u pages of codes and %u of NULL codes, but the index has %u blocks.",
+					 store.pages, store.null_pages, nblocks);
 	if (store.first == store.null_first || store.last == store.null_last)
 		meta_corrupt(index, "Store record: the chains of codes (%u to %u) and of NULL codes (%u to %u) share a page.",
 					 store.first, store.last, store.null_first, store.null_last);

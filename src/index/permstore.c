@@ -30,7 +30,9 @@
  * not reused (appends go to the last page); REINDEX packs the store.
  *
  * A change of layout (permgrow.c) rewrites the tables, not the store: the
- * store does not depend on the layout.  Pages are found by following the
+ * store does not depend on the layout.  The record counts the chains'
+ * pages, so that permgrow.c measures the growth of the trees alone, and
+ * the planner knows what a pass reads (permcost.c).  Pages are found by following the
  * chains from the metapage, never in physical order (those who read pages
  * in physical order pass store pages by: PermPageIsStore).
  *
@@ -259,7 +261,8 @@ PermStoreBuildAdd(PermStoreBuild *sb, ItemPointer tid, Datum value,
  */
 static void
 write_chain(Relation index, ForkNumber fork, BufFile *file, int64 n,
-			int esize, bool nulls, BlockNumber *first, BlockNumber *last)
+			int esize, bool nulls, BlockNumber *first, BlockNumber *last,
+			BlockNumber *pages)
 {
 	Buffer		buf = PermNewBuffer(index, fork);
 	Page		page = BufferGetPage(buf);
@@ -268,6 +271,7 @@ write_chain(Relation index, ForkNumber fork, BufFile *file, int64 n,
 
 	init_page(page, nulls);
 	*first = BufferGetBlockNumber(buf);
+	*pages = 1;
 	if (file != NULL && BufFileSeek(file, 0, 0, SEEK_SET) != 0)
 		ereport(ERROR,
 				(errcode_for_file_access(),
@@ -289,6 +293,7 @@ write_chain(Relation index, ForkNumber fork, BufFile *file, int64 n,
 			buf = next;
 			page = BufferGetPage(buf);
 			init_page(page, nulls);
+			(*pages)++;
 			CHECK_FOR_INTERRUPTS();
 		}
 		page_add(page, entry, esize);
@@ -317,9 +322,10 @@ PermStoreBuildWrite(PermStoreBuild *sb, Relation index, ForkNumber fork,
 	store->width = sb->width;
 	store->entry_size = sb->esize;
 	write_chain(index, fork, sb->codes, sb->ncodes, sb->esize, false,
-				&store->first, &store->last);
+				&store->first, &store->last, &store->pages);
 	write_chain(index, fork, sb->nulls, sb->nnulls, sizeof(ItemPointerData),
-				true, &store->null_first, &store->null_last);
+				true, &store->null_first, &store->null_last,
+				&store->null_pages);
 }
 
 /* Free the build's files */
@@ -411,9 +417,15 @@ append_new_page(Relation index, Buffer buf, const char *entry, int esize,
 									  nulls ? store.null_last : store.last,
 									  BufferGetBlockNumber(buf)));
 	if (nulls)
+	{
 		store.null_last = newblk;
+		store.null_pages++;
+	}
 	else
+	{
 		store.last = newblk;
+		store.pages++;
+	}
 
 	xlog = GenericXLogStart(index);
 	page = GenericXLogRegisterBuffer(xlog, buf, 0);
@@ -429,10 +441,7 @@ append_new_page(Relation index, Buffer buf, const char *entry, int esize,
 	UnlockReleaseBuffer(buf);
 
 	PermGetState(index)->nblocks = Max(PermGetState(index)->nblocks, newblk + 1);
-	if (nulls)
-		PermGetState(index)->store.null_last = newblk;
-	else
-		PermGetState(index)->store.last = newblk;
+	PermGetState(index)->store = store;
 }
 
 /*
@@ -651,6 +660,12 @@ PermStoreCheck(Relation index, bool nulls, int64 *pages, int64 *entries,
 			break;
 		PermCountStep(index, blkno, &steps);
 	}
+	if (*pages != (nulls ? store.null_pages : store.pages))
+		PermReportCorruption(index, PERM_METAPAGE_BLKNO,
+							 psprintf("The store record counts %u pages in the chain of %s, which has %lld.",
+									  nulls ? store.null_pages : store.pages,
+									  nulls ? "NULL codes" : "codes",
+									  (long long) *pages));
 	if (from != last)
 		PermReportCorruption(index, PERM_METAPAGE_BLKNO,
 							 psprintf("The store record names block %u as the last page of the chain of %s, which ends at block %u.",
