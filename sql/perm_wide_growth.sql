@@ -70,6 +70,8 @@ SELECT grown_layout('g256_idx') AS grown;
 SELECT min(entries) = 24800 AND max(entries) = 24800 AS every_row_in_every_table
   FROM simhash_perm_info('g256_idx');
 SELECT count(*) AS tables_checked FROM simhash_perm_check('g256_idx', true) WHERE table_no >= 0;
+-- the code store stays through the changes of layout, every row in it
+SELECT table_no, entries FROM simhash_perm_check('g256_idx', true) WHERE table_no < 0 ORDER BY table_no;
 SELECT * FROM grown_compare('g256', ARRAY(SELECT code FROM g256 WHERE id IN (1, 17, 301, 799, 30005, 30039)),
 	'{0,5,16,31,32,40,64,120}');
 SELECT count(*) FILTER (WHERE grown_knn('g256', code, true) IS DISTINCT FROM grown_knn('g256', code, false)) AS knn_mismatches

@@ -610,6 +610,7 @@ extern void PermCountWithin(Relation index, const uint64 *centers, int n, int k,
 /* permstore.c */
 typedef struct PermStoreBuild PermStoreBuild;
 
+extern bool perm_build_code_store;
 extern bool PermIndexWantsStore(Relation index);
 extern PermStoreBuild *PermStoreBuildBegin(Relation index);
 extern void PermStoreBuildAdd(PermStoreBuild *sb, ItemPointer tid,

@@ -67,11 +67,16 @@ struct PermStoreBuild
 	int64		nnulls;
 };
 
-/* Is this an index that keeps a code store: bit(n) codes, no tenant? */
+bool		perm_build_code_store = true;
+
+/*
+ * Is this an index to build with a code store: bit(n) codes, no tenant
+ * (and simhash.build_code_store on)?
+ */
 bool
 PermIndexWantsStore(Relation index)
 {
-	return PermIndexIsWide(index) && PermTenantColumns(index) == 0 &&
+	return perm_build_code_store && PermIndexIsWide(index) && PermTenantColumns(index) == 0 &&
 		index->rd_opcintype[PermCodeColumn(index)] == BITOID;
 }
 
