@@ -25,6 +25,8 @@
  *	permscan.c		ambeginscan .. amendscan; the radius scan
  *	permwideknn.c	the nearest-neighbour scan of bit(n) codes, and within a
  *					tenant
+ *	permstorescan.c	the nearest-neighbour scan read from the code store:
+ *					passes over it, a bounded heap, a histogram
  *	permwidescan.c	the radius scan of bit(n) codes, and the quals both read
  *	permwidetenant.c	a tenant's entries read whole: each row's distance from
  *					the index alone
@@ -34,6 +36,8 @@
  *	permcost.c		amcostestimate
  *	permvalidate.c	amvalidate
  *	permexclude.c	exclusion constraints: operator ~=, the check's scan
+ *	permstore.c		the code store of bit(n) codes: its pages, the build's
+ *					chains, appends, VACUUM, the check's walk
  *	permdescend.c	descending a table, leaf maps, probing a prefix range
  *	permpage.c		pages: initialisation, new pages, internal pages, the
  *					metapage and the roots it records; the per-index state
