@@ -72,10 +72,13 @@
 #define WIDE_TENANT_ENTRY_WORK	0.15
 /*
  * An entry of a pass over the code store (permstorescan.c), in rows of a
- * sweep: a code of 256 bits compared and counted in about 10 ns
- * (test/bench/store_bench.sh).  With a store, the rings may cost a
- * WIDE_SWEEP_SHARE of one pass over it before the scan reads the store
- * instead.
+ * sweep: a code of 256 bits is compared and counted in about 5.5 ns, 0.02
+ * rows (a random LIMIT 10 in 6.9 ms at a million rows, the rings'
+ * share included: docs/reports/store_bench_1M.txt), priced at twice that,
+ * so that the rings, which find moderately near rows without a pass, may
+ * cost a quarter of a pass.  With a store, the rings may cost a
+ * WIDE_SWEEP_SHARE of one pass (so priced) before the scan reads the
+ * store instead.
  */
 #define WIDE_STORE_ENTRY_WORK	0.04
 /* rings within a tenant may cost this much before its size is sampled */

@@ -149,8 +149,7 @@ CREATE INDEX ON fp64 USING simhash_perm (fp);
 CREATE INDEX ON b64 USING simhash_perm (code);
 CREATE TABLE q64 (qid int PRIMARY KEY, fp simhash64);
 INSERT INTO q64 SELECT i, ((hashint8(i + 7777777)::bigint << 32) | (hashint8(-i - 7777777)::bigint & 4294967295))::simhash64
-  FROM generate_series(1, 200) i;
-VACUUM ANALYZE fp64, b64, q64;"
+  FROM generate_series(1, 200) i;" -c "VACUUM ANALYZE fp64, b64, q64"
 exact64=$(q -At -c "
 SELECT count(*) FILTER (WHERE
   ARRAY(SELECT fp <-> q.fp FROM fp64 ORDER BY fp <-> q.fp LIMIT 100) IS DISTINCT FROM
