@@ -28,10 +28,12 @@ OBJS = \
 	src/index/permlayout.o \
 	src/index/permtenant.o \
 	src/index/permwide.o \
+	src/index/permstore.o \
 	src/index/permdescend.o \
 	src/index/permprobe.o \
 	src/index/permscan.o \
 	src/index/permwideknn.o \
+	src/index/permstorescan.o \
 	src/index/permwidescan.o \
 	src/index/permwidetenant.o \
 	src/index/permknn.o \

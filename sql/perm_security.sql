@@ -230,7 +230,7 @@ ALTER TABLE sec_excl OWNER TO regress_simhash_owner;
 CREATE INDEX sec_n64_id ON sec_n64 (id);
 SET search_path = regress_attack, pg_catalog, public;
 SELECT count(*) AS tables FROM simhash_perm_check('public.sec_n64_sec_norm_idx', true);
-SELECT count(*) AS tables FROM simhash_perm_check('public.sec_wide_su_sec_code_idx', true);
+SELECT count(*) AS tables FROM simhash_perm_check('public.sec_wide_su_sec_code_idx', true) WHERE table_no >= 0;
 SELECT count(*) AS tables FROM simhash_perm_check('public.sec_tenant_site_sec_norm_idx', true);
 REINDEX INDEX public.sec_n64_sec_norm_idx;
 REINDEX TABLE public.sec_tenant_su;

@@ -153,7 +153,7 @@ DELETE FROM w1024 WHERE id % 7 = 0;
 VACUUM w1024;
 SELECT * FROM wide_compare('w1024', ARRAY(SELECT code FROM w1024 WHERE id IN (1, 30, 59)), '{0,50,128,200,1024}');
 SELECT * FROM wide_knn_compare('w1024', ARRAY(SELECT code FROM w1024 WHERE id IN (30, 59)), 2);
-SELECT count(*) AS tables, sum(entries) / count(*) AS entries_each FROM simhash_perm_check('w1024_idx', true);
+SELECT count(*) AS tables, sum(entries) / count(*) AS entries_each FROM simhash_perm_check('w1024_idx', true) WHERE table_no >= 0;
 
 -- simhash128 text fingerprints in a bit(128) column
 CREATE TABLE t128 (id int, code bit(128));
@@ -176,9 +176,9 @@ SELECT count(*) FROM (SELECT id FROM empty_codes ORDER BY code <-> B'0'::bit(256
 RESET enable_seqscan;
 
 -- check, heapallindexed included, and the same after a REINDEX
-SELECT count(*) AS tables, min(entries), max(entries) FROM simhash_perm_check('pdq_idx', true);
+SELECT count(*) AS tables, min(entries), max(entries) FROM simhash_perm_check('pdq_idx', true) WHERE table_no >= 0;
 REINDEX INDEX pdq_idx;
-SELECT count(*) AS tables, min(entries), max(entries) FROM simhash_perm_check('pdq_idx', true);
+SELECT count(*) AS tables, min(entries), max(entries) FROM simhash_perm_check('pdq_idx', true) WHERE table_no >= 0;
 
 -- the indexable form, written out
 SET enable_seqscan = off;

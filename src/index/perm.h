@@ -25,6 +25,8 @@
  *	permscan.c		ambeginscan .. amendscan; the radius scan
  *	permwideknn.c	the nearest-neighbour scan of bit(n) codes, and within a
  *					tenant
+ *	permstorescan.c	the nearest-neighbour scan read from the code store:
+ *					passes over it, a bounded heap, a histogram
  *	permwidescan.c	the radius scan of bit(n) codes, and the quals both read
  *	permwidetenant.c	a tenant's entries read whole: each row's distance from
  *					the index alone
@@ -34,6 +36,8 @@
  *	permcost.c		amcostestimate
  *	permvalidate.c	amvalidate
  *	permexclude.c	exclusion constraints: operator ~=, the check's scan
+ *	permstore.c		the code store of bit(n) codes: its pages, the build's
+ *					chains, appends, VACUUM, the check's walk
  *	permdescend.c	descending a table, leaf maps, probing a prefix range
  *	permpage.c		pages: initialisation, new pages, internal pages, the
  *					metapage and the roots it records; the per-index state
@@ -100,6 +104,12 @@
 #define PERM_KEY_OFFSET			(1 << 5)	/* leaf keys stored as key - lokey */
 #define PERM_ODD_LAYOUT			(1 << 6)	/* written for a layout of odd
 											 * generation (permgrow.c) */
+/*
+ * Pages of the code store (permstore.c): every row's whole code and TID,
+ * or (with PERM_STORE_NULLS) the TIDs of the rows whose code is NULL
+ */
+#define PERM_STORE				(1 << 7)
+#define PERM_STORE_NULLS		(1 << 8)
 #define PERM_TREE_FLAGS \
 	(PERM_LEAF | PERM_INTERNAL | PERM_ROOT | PERM_INCOMPLETE_SPLIT | \
 	 PERM_KEY_OFFSET | PERM_ODD_LAYOUT)
@@ -242,6 +252,39 @@ typedef struct PermMetaCode
 								 * columns, else 0 */
 	uint64		layout_rows;	/* rows the layout was chosen for */
 } PermMetaCode;
+
+/*
+ * The code store of an index on bit(n) codes without leading columns
+ * (permstore.c), after the code record: two chains of pages linked by
+ * their right-links, one of codes and TIDs, one of the TIDs of NULL
+ * codes.  first and null_first never change; last and null_last are the
+ * chains' last pages (appends go there).  Indexes built before simhash
+ * 1.6 had it have none (PermMetaGetStore returns false).
+ */
+#define PERM_STORE_MAGIC		0x53544F52	/* "STOR" */
+
+typedef struct PermMetaStore
+{
+	uint32		magic;			/* PERM_STORE_MAGIC */
+	uint16		width;			/* bits of every code: the code record's */
+	uint16		entry_size;		/* bytes of an entry of codes */
+	BlockNumber first;			/* the chain of codes */
+	BlockNumber last;
+	BlockNumber null_first;		/* the chain of NULL codes' TIDs */
+	BlockNumber null_last;
+	BlockNumber pages;			/* pages of the chain of codes */
+	BlockNumber null_pages;		/* and of the chain of NULL codes */
+} PermMetaStore;
+
+/* Pages of an index's code store, as its record last said (0: none) */
+#define PermStorePages(state) \
+	((state)->has_store ? (state)->store.pages + (state)->store.null_pages : 0)
+
+/* 64-bit words of a code of width bits in the store (zero-padded) */
+#define PermStoreWords(width)		(((width) + 63) / 64)
+/* Bytes of an entry of codes: the code's words, then the heap TID */
+#define PermStoreEntrySize(width) \
+	(PermStoreWords(width) * (int) sizeof(uint64) + (int) sizeof(ItemPointerData))
 
 /* Special space of every page */
 typedef struct PermPageOpaqueData
@@ -392,6 +435,9 @@ typedef struct PermState
 	PermLayout	layout;
 	bool		has_growth;		/* the metapage has a PermMetaGrowth */
 	PermMetaGrowth growth;		/* as the metapage had it when read */
+	bool		has_store;		/* the metapage has a PermMetaStore */
+	PermMetaStore store;		/* as the metapage had it when read; the
+								 * chains' ends may have moved on since */
 	uint32		inserts;		/* this backend's inserts, to space out
 								 * looks at the layout */
 
@@ -565,6 +611,32 @@ extern bool permvalidate(Oid opclassoid);
 extern void PermCountWithin(Relation index, const uint64 *centers, int n, int k,
 							double *counts);
 
+/* permstore.c */
+typedef struct PermStoreBuild PermStoreBuild;
+
+extern bool perm_build_code_store;
+extern bool PermIndexWantsStore(Relation index);
+extern PermStoreBuild *PermStoreBuildBegin(Relation index);
+extern void PermStoreBuildAdd(PermStoreBuild *sb, ItemPointer tid,
+							  Datum value, bool isnull);
+extern void PermStoreBuildWrite(PermStoreBuild *sb, Relation index,
+								ForkNumber fork, int width,
+								PermMetaStore *store);
+extern void PermStoreBuildEnd(PermStoreBuild *sb);
+extern void PermStoreAppend(Relation index, ItemPointer tid,
+							const VarBit *code);
+extern void PermStoreVacuum(Relation index, BufferAccessStrategy strategy,
+							IndexBulkDeleteCallback callback,
+							void *callback_state);
+extern Buffer PermStoreReadPage(Relation index, BlockNumber from,
+								BlockNumber blkno, bool nulls, int lockmode,
+								BufferAccessStrategy strategy);
+extern void PermStoreCheck(Relation index, bool nulls, int64 *pages,
+						   int64 *entries,
+						   void (*callback) (void *arg, ItemPointer tid,
+											 const char *code),
+						   void *arg);
+
 /* permdescend.c */
 extern double PermProbePages(Relation index, int table, int root_level);
 extern Buffer PermLeftmostPage(Relation index, int table, int target_level);
@@ -613,6 +685,9 @@ extern bool PermMetaGetGrowth(Page metapage, PermMetaGrowth *growth);
 extern void PermMetaSetGrowth(Page metapage, const PermMetaGrowth *growth);
 extern bool PermMetaGetCode(Page metapage, PermMetaCode *code);
 extern void PermMetaSetCode(Page metapage, const PermMetaCode *code);
+extern bool PermMetaGetStore(Page metapage, PermMetaStore *store);
+extern void PermMetaSetStore(Page metapage, const PermMetaStore *store);
+extern bool PermPageIsStore(Relation index, Buffer buf);
 extern PermState *PermGetState(Relation index);
 extern void PermForgetState(Relation index);
 extern BlockNumber PermLayoutBlocks(Relation index, BlockNumber *first,

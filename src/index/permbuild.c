@@ -61,6 +61,8 @@ typedef struct PermBuildState
 	bool		wide_ready;
 	PermLayout	wide_layout;
 	RecStore  **wide_rows;
+	PermStoreBuild *store;		/* the code store's rows (permstore.c), or
+								 * NULL: no store */
 	int64		n;
 	int64		budget;			/* maintenance_work_mem, in bytes */
 	SimhashVoter counter;		/* how often each bit is set */
@@ -128,6 +130,8 @@ collect_code(Relation index, PermBuildState *bs, ItemPointer tid,
 	KeyTid		rec;
 	int			t;
 
+	if (bs->store && isnull[PermCodeColumn(index)])
+		PermStoreBuildAdd(bs->store, tid, (Datum) 0, true);
 	if (isnull[PermCodeColumn(index)])
 		return;
 	if (!bs->wide_ready)
@@ -136,6 +140,8 @@ collect_code(Relation index, PermBuildState *bs, ItemPointer tid,
 				   VARBITLEN(DatumGetVarBitP(values[PermCodeColumn(index)])));
 	if (!PermRowKeys(index, &bs->wide_layout, values, isnull, keys, extras))
 		return;
+	if (bs->store)
+		PermStoreBuildAdd(bs->store, tid, values[PermCodeColumn(index)], false);
 	rec.tid = *tid;
 	for (t = 0; t < bs->wide_layout.ntables; t++)
 	{
@@ -227,6 +233,7 @@ write_index(Relation index, ForkNumber fork, PermBuildState *bs)
 	PermMetaGrowth growth;
 	BlockNumber roots[PERM_MAX_TABLES];
 	uint16		root_levels[PERM_MAX_TABLES];
+	PermMetaStore store;
 	int			t;
 
 	if (bs->wide)
@@ -247,6 +254,8 @@ write_index(Relation index, ForkNumber fork, PermBuildState *bs)
 		write_metapage(index, fork, &layout);
 		PermWriteTables(index, fork, bs->wide_rows, bs->n, bs->budget,
 						&layout, 0, false, true, roots, root_levels);
+		if (bs->store)
+			PermStoreBuildWrite(bs->store, index, fork, layout.width, &store);
 	}
 	else
 	{
@@ -280,7 +289,8 @@ write_index(Relation index, ForkNumber fork, PermBuildState *bs)
 		 */
 		PermWideLayoutOptions(index, layout.width, &radius, &substrings);
 		PermGrowthAfterBuild(&growth, bs->n,
-							 RelationGetNumberOfBlocksInFork(index, fork),
+							 RelationGetNumberOfBlocksInFork(index, fork) -
+							 (bs->store ? store.pages + store.null_pages : 0),
 							 true, substrings != 0);
 		PermMetaSetGrowth(metapage, &growth);
 		memset(&code, 0, sizeof(code));
@@ -293,6 +303,8 @@ write_index(Relation index, ForkNumber fork, PermBuildState *bs)
 		code.extra = layout.extra;
 		code.layout_rows = bs->n;
 		PermMetaSetCode(metapage, &code);
+		if (bs->store)
+			PermMetaSetStore(metapage, &store);
 	}
 	else
 	{
@@ -336,6 +348,8 @@ permbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	bs.wide = PermIndexIsWide(index);
 	if (!bs.wide)
 		bs.rows = RecStoreBegin(bs.budget / 2);
+	if (PermIndexWantsStore(index))
+		bs.store = PermStoreBuildBegin(index);
 	SimhashVoterInit(&bs.counter);
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, PERM_PHASE_SCAN);
@@ -362,6 +376,8 @@ permbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 		for (t = 0; t < bs.wide_layout.ntables; t++)
 			RecStoreEnd(bs.wide_rows[t]);
 	}
+	if (bs.store)
+		PermStoreBuildEnd(bs.store);
 
 	MemoryContextSwitchTo(oldcxt);
 	MemoryContextDelete(bs.cxt);
@@ -392,6 +408,10 @@ permbuildempty(Relation index)
 	memset(&bs, 0, sizeof(bs));
 	bs.budget = (int64) maintenance_work_mem * 1024;
 	bs.wide = PermIndexIsWide(index);
+	if (PermIndexWantsStore(index))
+		bs.store = PermStoreBuildBegin(index);
 	SimhashVoterInit(&bs.counter);
 	write_index(index, INIT_FORKNUM, &bs);
+	if (bs.store)
+		PermStoreBuildEnd(bs.store);
 }

@@ -18,7 +18,11 @@
  * the same number of entries.  With heapallindexed, every row that the
  * table scan of CREATE INDEX would index is looked up in every table (the
  * rows are collected, permuted and sorted per table, then merged with the
- * leaf level).  Collecting them evaluates the index's expressions
+ * leaf level).  An index on bit(n) codes with a code store (permstore.c)
+ * has its two chains walked and checked too (one output row each: table_no
+ * -1 for the codes, -2 for the NULL codes), as many codes as table 0 has
+ * entries, and with heapallindexed every row of the table in the store
+ * with its code, or listed as a NULL code.  Collecting them evaluates the index's expressions
  * and predicate, which are the table owner's code: that runs as the owner,
  * in a security-restricted operation (PermBecomeTableOwner).
  *
@@ -39,6 +43,7 @@
 #include "access/table.h"
 #include "access/tableam.h"
 #include "catalog/index.h"
+#include "common/hashfn.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
@@ -58,6 +63,19 @@ PG_FUNCTION_INFO_V1(simhash_perm_check);
 #define ST_DEFINE
 #include "lib/sort_template.h"
 
+/*
+ * Rows as the code store holds them, or as the table does: for each, the
+ * TID, and a 64-bit hash of the code's words as key (extra 1 and key 0: a
+ * NULL code)
+ */
+typedef struct PermStoreRows
+{
+	KeyTid	   *rows;
+	int64		n;
+	int64		capacity;
+	int			words;
+} PermStoreRows;
+
 /* The rows of the table, as CREATE INDEX would index them */
 typedef struct HeapRows
 {
@@ -70,6 +88,9 @@ typedef struct HeapRows
 	Relation	index;
 	const PermLayout *codes;	/* bit(n) codes: the layout; else NULL */
 	int			per_row;		/* values in fps per row */
+	/* an index with a code store: every row's (hash of its code, TID) */
+	bool		want_store;
+	PermStoreRows *store;
 } HeapRows;
 
 /* What the walk of one table found */
@@ -108,6 +129,119 @@ missing_row(TableCheck *tc, const KeyTid *h, const char *where)
 			 errhint("Please REINDEX it.")));
 }
 
+/* Add a row to a list of rows of the store: code's words, or NULL */
+static void
+store_rows_add(PermStoreRows *sr, ItemPointer tid, const char *code)
+{
+	KeyTid		rec;
+
+	if (sr->n == sr->capacity)
+	{
+		sr->capacity = Max(1024, sr->capacity * 2);
+		sr->rows = sr->rows ?
+			repalloc_huge(sr->rows, sr->capacity * sizeof(KeyTid)) :
+			palloc_extended(sr->capacity * sizeof(KeyTid), MCXT_ALLOC_HUGE);
+	}
+	rec.tid = *tid;
+	rec.key = code ? hash_bytes_extended((const unsigned char *) code,
+										 sr->words * sizeof(uint64), 0) : 0;
+	rec.extra = code ? 0 : 1;
+	sr->rows[sr->n++] = rec;
+}
+
+/* Callback of PermStoreCheck: collect one entry of the store */
+static void
+collect_store_entry(void *arg, ItemPointer tid, const char *code)
+{
+	store_rows_add((PermStoreRows *) arg, tid, code);
+}
+
+/* Order of rows of the store: TID, then code, then NULL last */
+static int
+compare_store_rows(const void *a, const void *b)
+{
+	const KeyTid *x = (const KeyTid *) a;
+	const KeyTid *y = (const KeyTid *) b;
+	int			c = ItemPointerCompare((ItemPointer) &x->tid, (ItemPointer) &y->tid);
+
+	if (c != 0)
+		return c;
+	if (x->extra != y->extra)
+		return x->extra < y->extra ? -1 : 1;
+	return x->key < y->key ? -1 : (x->key > y->key);
+}
+
+/*
+ * Check the code store (permstore.c): both chains, page by page, hold as
+ * many codes as table 0 holds entries; with heap rows, every row of the
+ * table is in the store with its code (or as a NULL code).  Emits one row
+ * for the codes (table_no -1) and one for the NULL codes (-2).
+ */
+static void
+check_store(Relation index, int64 entries0, PermStoreRows *heap,
+			ReturnSetInfo *rsinfo, MemoryContext outcxt)
+{
+	PermStoreRows store = {0};
+	int64		pages[2],
+				entries[2];
+	int64		i,
+				j;
+	int			c;
+
+	store.words = PermStoreWords(PermGetState(index)->store.width);
+	PermStoreCheck(index, false, &pages[0], &entries[0],
+				   heap ? collect_store_entry : NULL, &store);
+	PermStoreCheck(index, true, &pages[1], &entries[1],
+				   heap ? collect_store_entry : NULL, &store);
+	if (entries[0] != entries0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" holds %lld codes in its code store but %lld entries in table 0",
+						RelationGetRelationName(index),
+						(long long) entries[0], (long long) entries0),
+				 errhint("An insert that failed part-way leaves entries in some tables only, until VACUUM removes them: VACUUM the table and check again.  Otherwise REINDEX the index.")));
+	if (heap)
+	{
+		qsort(heap->rows, heap->n, sizeof(KeyTid), compare_store_rows);
+		qsort(store.rows, store.n, sizeof(KeyTid), compare_store_rows);
+		for (i = 0, j = 0; i < heap->n; i++)
+		{
+			KeyTid	   *h = &heap->rows[i];
+
+			while (j < store.n && compare_store_rows(&store.rows[j], h) < 0)
+				j++;
+			if (j < store.n && compare_store_rows(&store.rows[j], h) == 0)
+				continue;
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("index \"%s\" lacks the row at (%u,%u) in its code store",
+							RelationGetRelationName(index),
+							ItemPointerGetBlockNumber(&h->tid),
+							ItemPointerGetOffsetNumber(&h->tid)),
+					 errdetail(j < store.n &&
+							   ItemPointerEquals(&store.rows[j].tid, &h->tid) ?
+							   "The store holds another code for it." :
+							   h->extra ? "Its code is NULL, and the store's chain of NULL codes does not list it." :
+							   "No entry of the store has its TID."),
+					 errhint("Please REINDEX it.")));
+		}
+	}
+	for (c = 0; c < 2; c++)
+	{
+		Datum		values[5];
+		bool		nulls[5] = {0};
+		MemoryContext old = MemoryContextSwitchTo(outcxt);
+
+		values[0] = Int32GetDatum(-1 - c);
+		values[1] = Int32GetDatum(1);
+		values[2] = Int64GetDatum(pages[c]);
+		values[3] = Int64GetDatum(entries[c]);
+		values[4] = Int64GetDatum(0);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		MemoryContextSwitchTo(old);
+	}
+}
+
 /* Callback of the heap scan: collect one row */
 static void
 collect_row(Relation index, ItemPointer tid, Datum *values, bool *isnull,
@@ -115,6 +249,19 @@ collect_row(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 {
 	HeapRows   *rows = (HeapRows *) arg;
 
+	if (rows->want_store)
+	{
+		uint64		words[PermStoreWords(PERM_MAX_WIDTH)] = {0};
+		VarBit	   *code = NULL;
+
+		if (!isnull[PermCodeColumn(index)])
+		{
+			code = DatumGetVarBitP(values[PermCodeColumn(index)]);
+			memcpy(words, VARBITS(code),
+				   Min(VARBITBYTES(code), rows->store->words * sizeof(uint64)));
+		}
+		store_rows_add(rows->store, tid, code ? (const char *) words : NULL);
+	}
 	if (isnull[PermCodeColumn(index)])
 		return;
 	if (rows->n == rows->capacity)
@@ -426,6 +573,12 @@ simhash_perm_check(PG_FUNCTION_ARGS)
 			rows.codes = &PermGetState(index)->layout;
 			rows.per_row = rows.codes->ntables;
 		}
+		if (PermGetState(index)->has_store)
+		{
+			rows.want_store = true;
+			rows.store = palloc0(sizeof(PermStoreRows));
+			rows.store->words = PermStoreWords(PermGetState(index)->store.width);
+		}
 		rows.fps = palloc(rows.capacity * rows.per_row * sizeof(uint64));
 		if (rows.codes)
 			rows.extras = palloc(rows.capacity * rows.per_row * sizeof(uint16));
@@ -490,6 +643,10 @@ simhash_perm_check(PG_FUNCTION_ARGS)
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 		MemoryContextSwitchTo(cxt);
 	}
+
+	if (PermGetState(index)->has_store)
+		check_store(index, entries0, heapallindexed ? rows.store : NULL, rsinfo,
+					oldcxt);
 
 	MemoryContextSwitchTo(oldcxt);
 	MemoryContextDelete(cxt);

@@ -25,6 +25,9 @@
  * bounds every scan of the index, ordered or not: an ordered scan with one
  * reads no farther than its radius (a radius not known at planning, a
  * parameter, is taken to be the design radius, as for unordered scans).
+ * On bit(n) codes an ordered scan costs the model's rings at the design
+ * radius, capped by what reading every row costs: a sweep of the table, or
+ * with a code store the passes over it (permstore.c, permstorescan.c).
  *
  * IDENTIFICATION
  *	  src/index/permcost.c
@@ -48,6 +51,12 @@
 #include "type/hamming_query.h"
 #include "type/simhash_query.h"
 #include "type/simhash.h"
+
+/*
+ * Rows a pass over the code store hands out at least (its bounded heap,
+ * permstorescan.c, less the rows at its farthest distance)
+ */
+#define STORE_PASS_ROWS		100
 
 /*
  * Sort unsigned 64-bit keys (prefixes, permuted fingerprints) ascending.
@@ -208,7 +217,8 @@ has_code_clause(IndexPath *path)
 
 static void
 code_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
-				  const PermLayout *layout, Cost *indexStartupCost,
+				  const PermLayout *layout, double store_pages,
+				  Cost *indexStartupCost,
 				  Cost *indexTotalCost, Selectivity *indexSelectivity,
 				  double *indexCorrelation, double *indexPages)
 {
@@ -266,6 +276,22 @@ code_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	costs.indexTotalCost += probe_cost;
 	costs.indexSelectivity = Max(costs.indexSelectivity,
 								 candidates / Max(index->tuples, 1.0));
+	if (store_pages > 0 && path->indexorderbys != NIL)
+	{
+		/*
+		 * With a code store (permstore.c) an ordered scan reads it instead
+		 * of sweeping the table: its pages in order and a comparison an
+		 * entry, once for the first STORE_PASS_ROWS rows, and once more
+		 * for each fourfold of the rows wanted beyond (permstorescan.c)
+		 */
+		double		wanted = order_rows_wanted(root, rows);
+		double		passes = 1;
+
+		if (wanted > STORE_PASS_ROWS)
+			passes += ceil(log(wanted / STORE_PASS_ROWS) / log(4.0));
+		sweep_cost = Min(sweep_cost, passes *
+						 (store_pages * seq_page_cost + rows * cpu_operator_cost));
+	}
 	if (layout->tenants > 0)
 	{
 		/* a tenant's sweep: its rows, read by their TIDs */
@@ -325,8 +351,10 @@ permcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	{
 		PermLayout	code_layout = *layout;
 
+		double		store_pages = PermStorePages(state);
+
 		index_close(rel, NoLock);
-		code_costestimate(root, path, loop_count, &code_layout,
+		code_costestimate(root, path, loop_count, &code_layout, store_pages,
 						  indexStartupCost, indexTotalCost, indexSelectivity,
 						  indexCorrelation, indexPages);
 		return;
@@ -527,7 +555,7 @@ PermSampleNearPairs(Relation index, int k, double *pairs)
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
 		/* a page added by an insert that did not finish holds nothing */
-		if (!PageIsNew(page))
+		if (!PageIsNew(page) && !PermPageIsStore(index, buf))
 		{
 			PermCheckPage(index, buf, -1, -1);
 			/* a page of the current layout's trees only (permgrow.c) */

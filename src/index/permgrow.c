@@ -160,6 +160,33 @@ wide_next_check(BlockNumber start, BlockNumber nblocks)
 }
 
 /*
+ * The relation's blocks that hold trees: all but the code store's
+ * (permstore.c), whose growth the layout does not follow.  A code store's
+ * pages lie among the trees', so an index with one measures its growth in
+ * these: its next_check is a count of them, not a block number.
+ */
+static BlockNumber
+tree_blocks(Relation index, PermState *state)
+{
+	return RelationGetNumberOfBlocks(index) - PermStorePages(state);
+}
+
+/*
+ * Where the current layout starts, counted in tree_blocks: the first
+ * layout at block 1 (the build writes the store after the tables), a later
+ * one after every store page there was at its switch (a look that keeps
+ * the layout counts those added since as before it too, and so looks a
+ * little later)
+ */
+static BlockNumber
+tree_layout_start(const PermMetaGrowth *growth, PermState *state)
+{
+	if (growth->generation == 0 || growth->layout_start <= PermStorePages(state))
+		return growth->layout_start;
+	return growth->layout_start - PermStorePages(state);
+}
+
+/*
  * The growth record of an index just built from rows rows.  An index on
  * bit(n) codes (wide) follows the rows unless its substrings are set
  * by the reloption (fixed).
@@ -525,7 +552,7 @@ relayout(Relation index)
 	PermForgetState(index);
 	state = PermGetState(index);
 	if (!state->has_growth || state->growth.next_check == InvalidBlockNumber ||
-		RelationGetNumberOfBlocks(index) < state->growth.next_check)
+		tree_blocks(index, state) < state->growth.next_check)
 		return;
 
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash_perm relayout",
@@ -548,8 +575,8 @@ relayout(Relation index)
 								  PermLayoutFlag(growth.generation),
 								  roots, root_levels);
 		}
-		growth.next_check = wide_next_check(growth.layout_start,
-											RelationGetNumberOfBlocks(index));
+		growth.next_check = wide_next_check(tree_layout_start(&growth, state),
+											tree_blocks(index, state));
 	}
 	else
 	{
@@ -582,12 +609,14 @@ relayout(Relation index)
 	if (!same)
 	{
 		PermMetaCode code;
+		PermMetaStore store;
 		bool		has_code = PermMetaGetCode(metapage, &code);
+		bool		has_store = PermMetaGetStore(metapage, &store);
 
 		/*
 		 * bit(n) codes may change their number of tables, which moves the
-		 * growth and code records after the tables: both are written anew,
-		 * the code record last (it sets pd_lower)
+		 * growth, code and store records after the tables: all are written
+		 * anew, in order (the code and store records set pd_lower)
 		 */
 		meta->blocks = layout.blocks;
 		meta->ntables = layout.ntables;
@@ -608,6 +637,9 @@ relayout(Relation index)
 			code.layout_rows = n;
 			PermMetaSetCode(metapage, &code);
 		}
+		/* the code store does not depend on the layout: it stays */
+		if (has_store)
+			PermMetaSetStore(metapage, &store);
 	}
 	else
 		PermMetaSetGrowth(metapage, &growth);
@@ -647,7 +679,7 @@ PermGrowMaybeRelayout(Relation index)
 		return;
 	if (++state->inserts % PERM_GROWTH_LOOK_EVERY != 0)
 		return;
-	if (RelationGetNumberOfBlocks(index) < state->growth.next_check)
+	if (tree_blocks(index, state) < state->growth.next_check)
 		return;
 	if (index->rd_index == NULL || !index->rd_index->indisvalid ||
 		!index->rd_index->indisready)

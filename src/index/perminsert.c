@@ -619,7 +619,8 @@ insert_row(Relation index, int ntables, const KeyTid *keys)
 /*
  * aminsert: NULL fingerprints are not indexed (hamming_near never matches),
  * nor rows of a NULL tenant (permtenant.c); a bit(n) code of another width
- * than the index's is an error
+ * than the index's is an error.  An index with a code store (permstore.c)
+ * adds every row to it, NULL codes too.
  */
 bool
 perminsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
@@ -632,7 +633,12 @@ perminsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	int			t;
 
 	if (isnull[PermCodeColumn(index)])
+	{
+		/* the trees hold no NULL code; the code store lists its row */
+		if (PermGetState(index)->has_store)
+			PermStoreAppend(index, ht_ctid, NULL);
 		return false;
+	}
 
 	/* a young index may change its layout first (permgrow.c) */
 	PermGrowMaybeRelayout(index);
@@ -656,6 +662,12 @@ perminsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 			keys[t].extra = extras[t];
 		}
 		insert_row(index, state->layout.ntables, keys);
+		if (state->has_store)
+		{
+			VarBit	   *code = DatumGetVarBitP(values[PermCodeColumn(index)]);
+
+			PermStoreAppend(index, ht_ctid, code);
+		}
 		return false;
 	}
 	fp = (uint64) DatumGetInt64(values[0]);

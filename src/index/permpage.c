@@ -484,6 +484,13 @@ code_location(Page metapage, int ntables)
 	return growth_location(metapage, ntables) + sizeof(PermMetaGrowth);
 }
 
+/* Where the store record lies: after the code record */
+static char *
+store_location(Page metapage, int ntables)
+{
+	return code_location(metapage, ntables) + sizeof(PermMetaCode);
+}
+
 /*
  * The metapage's error: the index, block 0, and what is wrong (a field, its
  * value, and what the other fields imply)
@@ -661,6 +668,51 @@ check_growth(Relation index, PermMetaPage meta, const PermMetaGrowth *growth,
 }
 
 /*
+ * The store record (permstore.c) against the code record and the
+ * relation: only an index on bit(n) codes without leading columns has one,
+ * its width is the codes', its entry size the one that width implies, and
+ * the ends of its two chains are pages of the relation, not the metapage
+ */
+static void
+check_store_record(Relation index, Page page, const PermMetaCode *code,
+				   BlockNumber nblocks)
+{
+	PermMetaStore store;
+	BlockNumber ends[4];
+	const char *names[4] = {"first", "last", "null_first", "null_last"};
+	int			i;
+
+	if (!PermMetaGetStore(page, &store))
+		meta_corrupt(index, "Its store record's magic is %08X, expected %08X.",
+					 store.magic, PERM_STORE_MAGIC);
+	if (code->tenants != 0)
+		meta_corrupt(index, "It holds a code store, but the index has %u leading columns.",
+					 code->tenants);
+	if (store.width != code->width)
+		meta_corrupt(index, "Store record: width = %u, but the code record's is %u.",
+					 store.width, code->width);
+	if (store.entry_size != PermStoreEntrySize(code->width))
+		meta_corrupt(index, "Store record: entry_size = %u, but codes of %u bits take %d.",
+					 store.entry_size, code->width,
+					 PermStoreEntrySize(code->width));
+	ends[0] = store.first;
+	ends[1] = store.last;
+	ends[2] = store.null_first;
+	ends[3] = store.null_last;
+	for (i = 0; i < 4; i++)
+		if (ends[i] == PERM_METAPAGE_BLKNO || ends[i] >= nblocks)
+			meta_corrupt(index, "Store record: %s = %u, but the index has blocks 1 to %u.",
+						 names[i], ends[i], nblocks - 1);
+	if (store.pages < 1 || store.null_pages < 1 ||
+		(uint64) store.pages + store.null_pages >= nblocks)
+		meta_corrupt(index, "Store record: %u pages of codes and %u of NULL codes, but the index has %u blocks.",
+					 store.pages, store.null_pages, nblocks);
+	if (store.first == store.null_first || store.last == store.null_last)
+		meta_corrupt(index, "Store record: the chains of codes (%u to %u) and of NULL codes (%u to %u) share a page.",
+					 store.first, store.last, store.null_first, store.null_last);
+}
+
+/*
  * Check the metapage, whenever it is read: identification, version, the
  * records its pd_lower covers (a growth record, a code record exactly when
  * the index's columns call for one), and every field against what the
@@ -716,7 +768,8 @@ PermCheckMetaPage(Relation index, Page page)
 	if (meta->ntables < 1 || meta->ntables > PERM_MAX_TABLES ||
 		(pd_lower != (char *) &meta->tables[meta->ntables] - (char *) page &&
 		 pd_lower != growth_location(page, meta->ntables) + sizeof(PermMetaGrowth) - (char *) page &&
-		 pd_lower != code_location(page, meta->ntables) + sizeof(PermMetaCode) - (char *) page))
+		 pd_lower != code_location(page, meta->ntables) + sizeof(PermMetaCode) - (char *) page &&
+		 pd_lower != store_location(page, meta->ntables) + sizeof(PermMetaStore) - (char *) page))
 		PermReportCorruption(index, PERM_METAPAGE_BLKNO,
 							 psprintf("max_distance %u, blocks %u, %u tables.",
 									  meta->max_distance, meta->blocks,
@@ -734,7 +787,7 @@ PermCheckMetaPage(Relation index, Page page)
 	if (wide && !has_code)
 		PermReportCorruption(index, PERM_METAPAGE_BLKNO,
 							 "The index's columns call for a record of its codes, which the metapage lacks.");
-	if (!wide && pd_lower == code_location(page, meta->ntables) + sizeof(PermMetaCode) - (char *) page)
+	if (!wide && pd_lower >= code_location(page, meta->ntables) + sizeof(PermMetaCode) - (char *) page)
 		meta_corrupt(index, "It holds a record of codes, but the index's column is a 64-bit fingerprint.");
 	if (wide && !has_growth)
 		meta_corrupt(index, "It lacks the growth record that every index of codes has.");
@@ -791,6 +844,8 @@ PermCheckMetaPage(Relation index, Page page)
 	}
 	if (has_growth)
 		check_growth(index, meta, &growth, has_code ? &code : NULL, nblocks);
+	if (pd_lower == store_location(page, meta->ntables) + sizeof(PermMetaStore) - (char *) page)
+		check_store_record(index, page, &code, nblocks);
 	pfree(expect);
 }
 
@@ -908,6 +963,56 @@ PermMetaSetCode(Page metapage, const PermMetaCode *code)
 
 	memcpy(at, code, sizeof(PermMetaCode));
 	((PageHeader) metapage)->pd_lower = (at + sizeof(PermMetaCode)) - (char *) metapage;
+}
+
+/*
+ * Read the metapage's store record into *store; false for an index that
+ * has none (64-bit fingerprints, leading columns, or built before the
+ * store)
+ */
+bool
+PermMetaGetStore(Page metapage, PermMetaStore *store)
+{
+	char	   *at = store_location(metapage, PermPageGetMeta(metapage)->ntables);
+
+	if (at + sizeof(PermMetaStore) > (char *) metapage + ((PageHeader) metapage)->pd_lower)
+	{
+		memset(store, 0, sizeof(PermMetaStore));
+		return false;
+	}
+	memcpy(store, at, sizeof(PermMetaStore));
+	return store->magic == PERM_STORE_MAGIC;
+}
+
+/*
+ * Write the store record after the code record (which must be there), and
+ * cover it
+ */
+void
+PermMetaSetStore(Page metapage, const PermMetaStore *store)
+{
+	char	   *at = store_location(metapage, PermPageGetMeta(metapage)->ntables);
+
+	memcpy(at, store, sizeof(PermMetaStore));
+	((PageHeader) metapage)->pd_lower = (at + sizeof(PermMetaStore)) - (char *) metapage;
+}
+
+/*
+ * Is the page in buf (pinned and locked) a page of the code store?  For
+ * what reads pages in physical order, which passes the store by: a page
+ * whose header and identification are sound and whose flags say so.  The
+ * store's own readers check it whole (permstore.c).
+ */
+bool
+PermPageIsStore(Relation index, Buffer buf)
+{
+	Page		page = BufferGetPage(buf);
+
+	if (PageIsNew(page) ||
+		((PageHeader) page)->pd_special != BLCKSZ - MAXALIGN(sizeof(PermPageOpaqueData)))
+		return false;
+	return PermPageGetOpaque(page)->page_id == PERM_PAGE_ID &&
+		(PermPageGetOpaque(page)->flags & PERM_STORE) != 0;
 }
 
 /*
@@ -1050,6 +1155,7 @@ PermGetState(Relation index)
 	state->cxt = cxt;
 	state->nblocks = RelationGetNumberOfBlocks(index);
 	state->has_growth = PermMetaGetGrowth(page, &state->growth);
+	state->has_store = PermMetaGetStore(page, &state->store);
 	if (PermMetaGetCode(page, &code))
 	{
 		state->layout.width = code.width;

@@ -143,6 +143,18 @@ typedef struct PermWideQual
 extern bool PermWideKnnGettuple(IndexScanDesc scan, PermScanOpaque so);
 extern void PermWideEndScan(PermScanOpaque so);
 
+/* permstorescan.c */
+typedef struct PermStoreScan PermStoreScan;
+extern PermStoreScan *PermStoreScanBegin(Relation index, const VarBit *center,
+										 const PermWideQual *quals, int nquals,
+										 int from, int cap,
+										 const ItemPointerData *handed,
+										 int64 nhanded);
+extern bool PermStoreScanNext(PermStoreScan *ss, ItemPointer tid,
+							  int *distance);
+extern void PermStoreScanNulls(PermStoreScan *ss, PermTidList *nulls,
+							   MemoryContext cxt);
+
 /* permwidescan.c */
 extern void PermWideSearch(IndexScanDesc scan, PermMatchCallback callback,
 						   void *arg, PermPinList *pins);

@@ -19,7 +19,9 @@
  * length under the extension lock (see vacuum_scan).
  *
  * Counts (tuples removed, index tuples) are those of table 0, i.e. rows:
- * every table holds each row once.
+ * every table holds each row once.  The code store of an index on bit(n)
+ * codes (permstore.c) is vacuumed after the tables, along its chains: the
+ * physical pass passes its pages by.
  *
  * Skew.  The bit layout is chosen when the index is built, from the rows
  * then in the table (permlayout.c).  An index built on an empty table, or
@@ -269,8 +271,9 @@ vacuum_scan(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			 * between extending the relation and the split's WAL record) is
 			 * new; any other page must be a sound page of a table.
 			 */
-			if (PageIsNew(page))
+			if (PageIsNew(page) || PermPageIsStore(index, buf))
 			{
+				/* the code store is vacuumed along its chains */
 				UnlockReleaseBuffer(buf);
 				continue;
 			}
@@ -304,6 +307,7 @@ permbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	if (stats == NULL)
 		stats = palloc0(sizeof(IndexBulkDeleteResult));
 	vacuum_scan(info, stats, callback, callback_state);
+	PermStoreVacuum(info->index, info->strategy, callback, callback_state);
 	return stats;
 }
 

@@ -70,6 +70,17 @@
  * in 68 ms, two entries a row)
  */
 #define WIDE_TENANT_ENTRY_WORK	0.15
+/*
+ * An entry of a pass over the code store (permstorescan.c), in rows of a
+ * sweep: a code of 256 bits is compared and counted in about 5.5 ns, 0.02
+ * rows (a random LIMIT 10 in 6.9 ms at a million rows, the rings'
+ * share included: docs/reports/store_bench_1M.txt), priced at twice that,
+ * so that the rings, which find moderately near rows without a pass, may
+ * cost a quarter of a pass.  With a store, the rings may cost a
+ * WIDE_SWEEP_SHARE of one pass (so priced) before the scan reads the
+ * store instead.
+ */
+#define WIDE_STORE_ENTRY_WORK	0.04
 /* rings within a tenant may cost this much before its size is sampled */
 #define WIDE_TENANT_FREE_WORK	400.0
 
@@ -234,6 +245,9 @@ typedef struct PermWideOrder
 								 * sweep */
 	PermRowReader *reader;
 	MemoryContext tmp;			/* reset after each row read */
+	bool		use_store;		/* the index has a code store (permstore.c):
+								 * read it instead of sweeping the table */
+	PermStoreScan *store;		/* once it hands out the rows, or NULL */
 } PermWideOrder;
 
 /* Callback of the probes: remember the TID; rows are read afterwards */
@@ -440,6 +454,7 @@ order_begin(IndexScanDesc scan, PermScanOpaque so)
 	wo->exact = wo->center != NULL && wo->nquals == 0;
 	for (t = 0; t < wo->m && wo->exact; t++)
 		wo->exact = PermWideEntryHoldsCode(layout, t);
+	wo->use_store = state->has_store && layout->tenants == 0;
 	wo->first_ring = wo->exact && wo->tenant_sweep;
 	for (t = 0; t < wo->m && wo->first_ring; t++)
 		wo->first_ring = split_substrings(layout, t, &wo->split[t]);
@@ -602,6 +617,57 @@ sweep(IndexScanDesc scan, PermScanOpaque so, PermWideOrder *wo)
 }
 
 /*
+ * Hand the rest of the scan to the code store (permstorescan.c) instead
+ * of sweeping the table: every row from emit_d to cap, but the first
+ * emit_i at emit_d, which were handed out already, in increasing
+ * distance, each with the distance of its code in the store; no row is
+ * read and no expression evaluated.  The rows found by the rings and not
+ * handed out yet come again from the store.
+ */
+static void
+store_begin(IndexScanDesc scan, PermScanOpaque so, PermWideOrder *wo)
+{
+	PermTidList *at = &wo->found[wo->emit_d];
+	int64		handed = Min(wo->emit_i, at->n);
+	MemoryContext old = MemoryContextSwitchTo(so->cxt);
+	int			d;
+
+	wo->store = PermStoreScanBegin(scan->indexRelation, wo->center, wo->quals,
+								   wo->nquals, wo->emit_d, wo->cap,
+								   handed > 0 ? at->tids : NULL, handed);
+	MemoryContextSwitchTo(old);
+	for (d = wo->emit_d; d <= wo->width; d++)
+		wo->found[d].n = 0;
+	wo->emit_i = 0;
+	wo->pending.n = 0;
+	drop_deferred(wo);
+	wo->bound = wo->width + 1;
+}
+
+/*
+ * Hand out the next row from the code store, with its distance; false
+ * when every row up to cap has been
+ */
+static bool
+store_gettuple(IndexScanDesc scan, PermWideOrder *wo)
+{
+	ItemPointerData tid;
+	int			d;
+
+	if (!PermStoreScanNext(wo->store, &tid, &d))
+		return false;
+	scan->xs_heaptid = tid;
+	scan->xs_recheck = true;
+	if (scan->numberOfOrderBys > 0)
+	{
+		scan->xs_orderbyvals[0] = Int32GetDatum(d);
+		scan->xs_orderbynulls[0] = (wo->center == NULL);
+		scan->xs_recheckorderby = false;
+	}
+	return true;
+}
+
+/*
  * The farthest an entry's key may lie from the center's for its row to
  * pass the quals: the key's distance (substring and tail) is a lower bound
  * on the row's, and no row beyond cap passes them.  Rows the quals would
@@ -690,6 +756,8 @@ read_tenant(IndexScanDesc scan, PermWideOrder *wo)
 static double
 sweep_work(PermWideOrder *wo)
 {
+	if (wo->use_store)
+		return wo->rows * WIDE_STORE_ENTRY_WORK / WIDE_SWEEP_SHARE;
 	if (wo->tenant_sweep)
 		return wo->rows * wo->sweep_tables * WIDE_TENANT_ENTRY_WORK;
 	return wo->rows / WIDE_SWEEP_SHARE;
@@ -734,6 +802,8 @@ read_next(IndexScanDesc scan, PermScanOpaque so, PermWideOrder *wo)
 	{
 		if (wo->tenant_sweep)
 			read_tenant(scan, wo);
+		else if (wo->use_store)
+			store_begin(scan, so, wo);
 		else
 			sweep(scan, so, wo);
 		return;
@@ -774,7 +844,7 @@ PermWideKnnGettuple(IndexScanDesc scan, PermScanOpaque so)
 		pgstat_count_index_scan(scan->indexRelation);
 	}
 
-	while (wo->emit_d <= wo->cap)
+	while (wo->emit_d <= wo->cap && wo->store == NULL)
 	{
 		PermTidList *list = &wo->found[wo->emit_d];
 
@@ -803,12 +873,30 @@ PermWideKnnGettuple(IndexScanDesc scan, PermScanOpaque so)
 		read_next(scan, so, wo);
 	}
 
+	if (wo->store != NULL && store_gettuple(scan, wo))
+		return true;
+
 	/*
 	 * a qual on the code is strict: no row whose code is NULL passes one
 	 * (the leading columns' equalities are the executor's to recheck)
 	 */
 	if (wo->nquals > 0 || wo->cap < 0)
 		return false;
+
+	/* with a code store, its chain of NULL codes lists them: no row read */
+	if (wo->use_store && !so->nulls_read)
+	{
+		MemoryContext old = MemoryContextSwitchTo(so->cxt);
+
+		if (wo->store == NULL)
+			wo->store = PermStoreScanBegin(scan->indexRelation, NULL, NULL, 0,
+										   1, 0, NULL, 0);
+		MemoryContextSwitchTo(old);
+		so->nulls.n = 0;
+		PermStoreScanNulls(wo->store, &so->nulls, so->cxt);
+		so->nulls_read = true;
+		so->next = 0;
+	}
 	return PermKnnNextNullRow(scan, so, false);
 }
 

@@ -5,8 +5,12 @@
 # dumped and restored with its options, and checked: simhash_perm_check
 # (heapallindexed too) finds a damaged metapage or a damaged key, queries
 # on a damaged metapage fail with index_corrupted, and REINDEX heals; and
-# eight kinds of damage to leaves and internal pages end every query in an
-# ERROR or the right answer, without a crash.
+# eight kinds of damage to leaves and internal pages, and five to pages of
+# the code store, end every query in an ERROR or the right answer, without
+# a crash.  The code store: written by the build and inserts, replayed on
+# the standby (wal_consistency_checking compares every page), recovered
+# after a crash, vacuumed, checked (a code flipped in it is a row missing),
+# and far queries over a damaged store page fail as index_corrupted.
 #
 # Answers are compared as one summary per query set: for each query and
 # radius (0, 8, 31) the ids within it, and the distances of the 5 nearest
@@ -104,8 +108,11 @@ $primary->safe_psql('postgres', q{
 	INSERT INTO w SELECT 200000 + g, near(g * 7, 3) FROM generate_series(1, 2000) g;
 });
 compare('after inserts, deletes and VACUUM');
-is($primary->safe_psql('postgres', "SELECT count(*) FROM simhash_perm_check('w_idx', true)"),
+is($primary->safe_psql('postgres', "SELECT count(*) FROM simhash_perm_check('w_idx', true) WHERE table_no >= 0"),
 	'11', 'the index passes simhash_perm_check with heapallindexed');
+is($primary->safe_psql('postgres', "SELECT string_agg(entries::text, ' ' ORDER BY table_no) FROM simhash_perm_check('w_idx', true) WHERE table_no <= 0"),
+	$primary->safe_psql('postgres', "SELECT count(*) FILTER (WHERE code IS NULL) || ' ' || count(code) || ' ' || count(code) FROM w"),
+	'its code store holds every row, NULL codes too');
 
 # concurrent inserts, queries and VACUUM (pgbench: 3 clients mixing them)
 my $dir = PostgreSQL::Test::Utils::tempdir;
@@ -126,7 +133,7 @@ $primary->command_ok(
 compare('after concurrent inserts, queries and VACUUM');
 $primary->safe_psql('postgres', 'VACUUM (INDEX_CLEANUP ON) w');
 is($primary->safe_psql('postgres',
-	"SELECT min(entries) || ' ' || max(entries) FROM simhash_perm_check('w_idx', true)"),
+	"SELECT min(entries) || ' ' || max(entries) FROM simhash_perm_check('w_idx', true) WHERE table_no >= 0"),
 	$primary->safe_psql('postgres', "SELECT n || ' ' || n FROM (SELECT count(*) AS n FROM w WHERE code IS NOT NULL) s"),
 	'every table holds every row, and heapallindexed finds them');
 
@@ -160,7 +167,7 @@ is(answers($primary, 'w', 'index'), answers($primary, 'w', 'seq'),
 	'after crash recovery the index equals a sequential scan');
 # an insert cut short leaves entries in some tables only, until VACUUM
 $primary->safe_psql('postgres', 'VACUUM (INDEX_CLEANUP ON) w');
-is($primary->safe_psql('postgres', "SELECT count(*) FROM simhash_perm_check('w_idx', true)"),
+is($primary->safe_psql('postgres', "SELECT count(*) FROM simhash_perm_check('w_idx', true) WHERE table_no >= 0"),
 	'11', 'and, VACUUMed, passes simhash_perm_check with heapallindexed');
 is($primary->safe_psql('postgres',
 	"SELECT min(entries) || ' ' || max(entries) || ' ' || (SELECT count(*) FROM w WHERE code IS NOT NULL) FROM simhash_perm_info('w_idx')"),
@@ -175,10 +182,12 @@ binmode $fh;
 sysseek($fh, 0, 0);
 sysread($fh, my $meta, 8192) == 8192 or die;
 my $pd_lower = unpack('v', substr($meta, 12, 2));
-# the code record (24 bytes) ends at pd_lower: magic, then the width
-is(unpack('V', substr($meta, $pd_lower - 24, 4)), 0x57494445, 'the code record ends the metapage');
-is(unpack('v', substr($meta, $pd_lower - 20, 2)), 256, 'and holds the width');
-sysseek($fh, $pd_lower - 20, 0);
+# the store record (32 bytes) ends at pd_lower, after the code record (24
+# bytes): magic, then the width
+is(unpack('V', substr($meta, $pd_lower - 32, 4)), 0x53544F52, 'the store record ends the metapage');
+is(unpack('V', substr($meta, $pd_lower - 56, 4)), 0x57494445, 'after the code record');
+is(unpack('v', substr($meta, $pd_lower - 52, 2)), 256, 'which holds the width');
+sysseek($fh, $pd_lower - 52, 0);
 syswrite($fh, pack('v', 100), 2) == 2 or die;
 close $fh;
 $primary->start;
@@ -218,8 +227,57 @@ $primary->start;
 ($rc, $stdout, $stderr) = $primary->psql('postgres', "SELECT * FROM simhash_perm_check('w_idx', true)");
 like($stderr, qr/index "w_idx" (contains a corrupted page|lacks the row)/, 'simhash_perm_check with heapallindexed reports a flipped key');
 $primary->safe_psql('postgres', 'REINDEX INDEX w_idx');
-is($primary->safe_psql('postgres', "SELECT count(*) FROM simhash_perm_check('w_idx', true)"), '11',
+is($primary->safe_psql('postgres', "SELECT count(*) FROM simhash_perm_check('w_idx', true) WHERE table_no >= 0"), '11',
 	'REINDEX heals it');
+
+# a code in the store whose bits were flipped: the structure holds,
+# heapallindexed finds the row missing from the store; and a store page
+# whose entry count is damaged ends a far query in index_corrupted (XX002)
+my $sp = 8192 - 48;			# PermPageOpaqueData
+sub store_page
+{
+	my ($fh) = @_;
+	for (my $blk = 1;; $blk++)
+	{
+		sysseek($fh, $blk * 8192, 0) or die;
+		sysread($fh, my $page, 8192) == 8192 or die 'no store page found';
+		return $blk
+		  if (unpack('v', substr($page, $sp + 20, 2)) & 0x80) && unpack('v', substr($page, $sp + 26, 2)) > 2;
+	}
+}
+$path = $primary->data_dir . '/' . $primary->safe_psql('postgres', "SELECT pg_relation_filepath('w_idx')");
+$primary->safe_psql('postgres', 'CHECKPOINT');
+$primary->stop;
+open($fh, '+<', $path) or die "open $path: $!";
+binmode $fh;
+my $store = store_page($fh);
+sysseek($fh, $store * 8192 + 24 + 3, 0);
+sysread($fh, $byte, 1);
+sysseek($fh, $store * 8192 + 24 + 3, 0);
+syswrite($fh, pack('C', unpack('C', $byte) ^ 0x10), 1) == 1 or die;
+close $fh;
+$primary->start;
+($rc, $stdout, $stderr) = $primary->psql('postgres', "SELECT * FROM simhash_perm_check('w_idx', true)");
+like($stderr, qr/index "w_idx" lacks the row at \(\d+,\d+\) in its code store/,
+	'simhash_perm_check with heapallindexed reports a code flipped in the store');
+$path = $primary->data_dir . '/' . $primary->safe_psql('postgres', "SELECT pg_relation_filepath('w_idx')");
+$primary->safe_psql('postgres', 'CHECKPOINT');
+$primary->stop;
+open($fh, '+<', $path) or die "open $path: $!";
+binmode $fh;
+$store = store_page($fh);
+sysseek($fh, $store * 8192 + $sp + 26, 0);
+syswrite($fh, pack('v', 900), 2) == 2 or die;
+close $fh;
+$primary->start;
+($rc, $stdout, $stderr) = $primary->psql('postgres', "\\set VERBOSITY verbose
+	SET enable_seqscan = off; SET enable_sort = off;
+	SELECT id FROM w ORDER BY code <-> code(-77) LIMIT 10");
+like($stderr, qr/ERROR:  XX002: index "w_idx" contains a corrupted page at block $store/,
+	'a far query over a damaged store page fails as index_corrupted');
+$primary->safe_psql('postgres', 'REINDEX INDEX w_idx');
+is($primary->safe_psql('postgres', "SELECT count(*) FROM simhash_perm_check('w_idx', true)"), '13',
+	'REINDEX heals it: 11 tables and the store\'s two chains');
 
 # more damage, each to a pristine build: a leaf's special space (page
 # identifier, level, entry count, key width, right link), the same fields
@@ -229,7 +287,6 @@ is($primary->safe_psql('postgres', "SELECT count(*) FROM simhash_perm_check('w_i
 # 64-bit indexes in 56 ways; these are the page kinds a bit(n) index reads
 # through the same code.)
 my $truth = answers($primary, 'w', 'seq');
-my $sp = 8192 - 48;			# PermPageOpaqueData
 my @damages = (
 	[ 'page id of a leaf', 2, $sp + 40, pack('v', 0x1234) ],
 	[ 'level of a leaf', 2, $sp + 24, pack('v', 7) ],
@@ -238,7 +295,12 @@ my @damages = (
 	[ 'right link of a leaf', 2, $sp + 16, pack('V', 0x7FFFFFF0) ],
 	[ 'entry count of an internal page', 4, $sp + 26, pack('v', 9999) ],
 	[ 'right link of an internal page', 4, $sp + 16, pack('V', 0x7FFFFFF0) ],
-	[ 'a zeroed leaf', 2, 0, "\0" x 8192 ]);
+	[ 'a zeroed leaf', 2, 0, "\0" x 8192 ],
+	[ 'page id of a store page', 0x80, $sp + 40, pack('v', 0x1234) ],
+	[ 'flags of a store page', 0x80, $sp + 20, pack('v', 0x82) ],
+	[ 'entry count of a store page', 0x80, $sp + 26, pack('v', 60000) ],
+	[ 'right link of a store page', 0x80, $sp + 16, pack('V', 0x7FFFFFF0) ],
+	[ 'a zeroed store page', 0x80, 0, "\0" x 8192 ]);
 for my $d (@damages)
 {
 	my ($name, $kind, $off, $bytes) = @$d;
@@ -247,7 +309,8 @@ for my $d (@damages)
 	$primary->stop;
 	open($fh, '+<', $path) or die "open $path: $!";
 	binmode $fh;
-	# the first page of the kind (flags: 2 leaf, 4 internal) with entries
+	# the first page of the kind (flags: 2 leaf, 4 internal, 0x80 store)
+	# with entries
 	my $target;
 	for (my $blk = 1; !defined $target; $blk++)
 	{

@@ -41,13 +41,19 @@ my $GROWTH_SIZE = 24;
 my %CODE = (magic => 0, width => 4, radius => 6, substrings => 8, tenants => 10,
 	tail => 12, extra => 14, layout_rows => 16);
 my $CODE_SIZE = 24;
-my ($GROWTH_MAGIC, $CODE_MAGIC) = (0x47524F57, 0x57494445);
+# PermMetaStore, after the code record of an index on bit(n) codes without
+# leading columns: its code store (permstore.c)
+my %STORE = (magic => 0, width => 4, entry_size => 6, first => 8, last => 12,
+	null_first => 16, null_last => 20, pages => 24, null_pages => 28);
+my $STORE_SIZE = 32;
+my ($GROWTH_MAGIC, $CODE_MAGIC, $STORE_MAGIC) = (0x47524F57, 0x57494445, 0x53544F52);
 my $INVALID = 0xFFFFFFFF;
 
 sub table_off { my ($t, $f) = @_; return $META{tables} + 76 * $t + $TABLE{$f}; }
 sub growth_base { my ($nt) = @_; my $end = $META{tables} + 76 * $nt; return ($end + 7) & ~7; }
 sub growth_off { my ($m, $f) = @_; return growth_base($m->{ntables}) + $GROWTH{$f}; }
 sub code_off { my ($m, $f) = @_; return growth_base($m->{ntables}) + $GROWTH_SIZE + $CODE{$f}; }
+sub store_off { my ($m, $f) = @_; return growth_base($m->{ntables}) + $GROWTH_SIZE + $CODE_SIZE + $STORE{$f}; }
 
 sub u8 { return unpack('C', substr($_[0], $_[1], 1)); }
 sub u16 { return unpack('v', substr($_[0], $_[1], 2)); }
@@ -157,7 +163,17 @@ for my $idx (sort keys %QUERY)
 	if ($idx =~ /^(w|n|t_fp|t_code)_idx$/)
 	{
 		is(u32($page, code_off(\%m, 'magic')), $CODE_MAGIC, "$idx: the code record follows it");
-		is($m{pd_lower}, code_off(\%m, 'magic') + $CODE_SIZE, "$idx: and ends the metapage");
+		if ($idx =~ /^(w|n)_idx$/)
+		{
+			is(u32($page, store_off(\%m, 'magic')), $STORE_MAGIC, "$idx: the store record follows it");
+			is($m{pd_lower}, store_off(\%m, 'magic') + $STORE_SIZE, "$idx: and ends the metapage");
+			$m{"store_$_"} = u16($page, store_off(\%m, $_)) for qw(width entry_size);
+			$m{"store_$_"} = u32($page, store_off(\%m, $_)) for qw(first last null_first null_last pages null_pages);
+		}
+		else
+		{
+			is($m{pd_lower}, code_off(\%m, 'magic') + $CODE_SIZE, "$idx: and ends the metapage");
+		}
 		$m{$_} = u16($page, code_off(\%m, $_)) for qw(width radius substrings tenants tail extra);
 		is($m{substrings}, $m{ntables}, "$idx: its substrings are its tables");
 	}
@@ -173,6 +189,9 @@ my %expect_layout = (
 	'late_idx next_check' => [ $meta{late_idx}{next_check} != $INVALID ? 1 : 0, 1 ],
 	'w_idx width, radius, tail' => [ "$meta{w_idx}{width} $meta{w_idx}{radius} $meta{w_idx}{tail}", '256 32 0' ],
 	'n_idx width, radius, tail' => [ "$meta{n_idx}{width} $meta{n_idx}{radius} $meta{n_idx}{tail}", '128 6 24' ],
+	'w_idx store width, entry size' => [ "$meta{w_idx}{store_width} $meta{w_idx}{store_entry_size}", '256 38' ],
+	'n_idx store width, entry size' => [ "$meta{n_idx}{store_width} $meta{n_idx}{store_entry_size}", '128 22' ],
+	'w_idx store: one page of NULL codes' => [ "$meta{w_idx}{store_null_pages} " . ($meta{w_idx}{store_pages} > 20 ? 'many' : 'few'), '1 many' ],
 	't_fp_idx width, tenants, tail, extra' => [ join(' ', @{ $meta{t_fp_idx} }{qw(width tenants tail extra)}), '64 1 48 16' ],
 	't_code_idx width, tenants, tail, extra' => [ join(' ', @{ $meta{t_code_idx} }{qw(width tenants tail extra)}), '128 1 48 16' ]);
 is($expect_layout{$_}[0], $expect_layout{$_}[1], "the metapage holds what the scenarios start from: $_")
@@ -273,6 +292,28 @@ my @SCENARIOS = (
 		{ detail => qr/Table 0: prefix_bits = \d+, but substring 0 of a code of 256 bits cut in $meta{w_idx}{substrings} has \d+ bits/ } ],
 	[ 'w_idx', 'block_of_bit[5] 0 -> 1', [ $META{block_of_bit} + 5, 'C', 1 ],
 		{ detail => qr/Bit 5 is in block 1; an index of codes has every bit in block 0/ } ],
+
+	# the store record of w_idx (permstore.c)
+	[ 'w_idx', 'store record magic', [ store_off($m->('w_idx'), 'magic'), 'V', 0x12345678 ],
+		{ detail => qr/Its store record's magic is 12345678, expected 53544F52/ } ],
+	[ 'w_idx', 'store width 256 -> 128', [ store_off($m->('w_idx'), 'width'), 'v', 128 ],
+		{ detail => qr/Store record: width = 128, but the code record's is 256/ } ],
+	[ 'w_idx', 'store entry_size 38 -> 40', [ store_off($m->('w_idx'), 'entry_size'), 'v', 40 ],
+		{ detail => qr/Store record: entry_size = 40, but codes of 256 bits take 38/ } ],
+	[ 'w_idx', 'store last -> the metapage', [ store_off($m->('w_idx'), 'last'), 'V', 0 ],
+		{ detail => qr/Store record: last = 0, but the index has blocks 1 to \d+/ } ],
+	[ 'w_idx', 'store null_first beyond the end', [ store_off($m->('w_idx'), 'null_first'), 'V', 0x7FFFFFF0 ],
+		{ detail => qr/Store record: null_first = 2147483632, but the index has blocks 1 to \d+/ } ],
+	[ 'w_idx', 'store chains share a page', [ store_off($m->('w_idx'), 'null_first'), 'V', $meta{w_idx}{store_first} ],
+		{ detail => qr/Store record: the chains of codes \(\d+ to \d+\) and of NULL codes \(\d+ to \d+\) share a page/ } ],
+	[ 'w_idx', 'store pages 0', [ store_off($m->('w_idx'), 'pages'), 'V', 0 ],
+		{ detail => qr/Store record: 0 pages of codes and 1 of NULL codes, but the index has \d+ blocks/ } ],
+	# counts the metapage cannot refute: the walk of the chain does; a radius
+	# query does not read the store
+	[ 'w_idx', 'store pages + 1', [ store_off($m->('w_idx'), 'pages'), 'V', $meta{w_idx}{store_pages} + 1 ],
+		{ detail => qr/The store record counts \d+ pages in the chain of codes, which has \d+/, query_ok => 1 } ],
+	[ 'w_idx', 'store last -> first', [ store_off($m->('w_idx'), 'last'), 'V', $meta{w_idx}{store_first} ],
+		{ detail => qr/The store record names block \d+ as the last page of the chain of codes, which ends at block \d+/, query_ok => 1 } ],
 
 	# bit(128) at radius 6, a tail of 24
 	[ 'n_idx', 'tail 24 -> 0', [ code_off($m->('n_idx'), 'tail'), 'v', 0 ],

@@ -1,0 +1,678 @@
+/*-------------------------------------------------------------------------
+ *
+ * permstore.c
+ *		simhash_perm: the code store of an index on bit(n) codes.  Every
+ *		row's whole code and heap TID, packed in pages of the index, so
+ *		that a nearest-neighbour query whose neighbours all lie far reads
+ *		them at memory speed instead of the table (permstorescan.c).
+ *
+ * The store is two chains of pages linked by their right-links, recorded
+ * in the metapage (PermMetaStore, after the code record): one of entries
+ * of codes (the code's 64-bit words, zero-padded, then the TID's 6 bytes;
+ * 38 bytes for bit(256)), one of the TIDs of the rows whose code is NULL
+ * (which the trees do not hold, and an ordered scan hands out last).  Each
+ * page keeps its entries as one packed array after the page header,
+ * pd_lower marking its end, like the leaves, and carries PERM_STORE (and
+ * PERM_STORE_NULLS) in the special space; every page read is checked
+ * before it is used (check_page).
+ *
+ * Writes: CREATE INDEX writes both chains after the tables, at least one
+ * page each, from the rows it collected (PermStoreBuild*), and logs them
+ * with the rest of the index.  An insert appends its row to the last page
+ * of its chain, under that page's exclusive lock, in a generic WAL record
+ * of its own bytes (as perminsert.c logs leaf appends); a full last page
+ * gets a right sibling at the end of the relation, and the metapage the
+ * new end, in one generic WAL record of the three pages.  Entries never
+ * move between pages and pages are never removed: VACUUM compacts a page
+ * in place (one generic WAL record per changed page), so a reader that
+ * reads each page whole under its share lock sees every entry that was
+ * there when its pass began and is still there.  The room VACUUM frees is
+ * not reused (appends go to the last page); REINDEX packs the store.
+ *
+ * A change of layout (permgrow.c) rewrites the tables, not the store: the
+ * store does not depend on the layout.  The record counts the chains'
+ * pages, so that permgrow.c measures the growth of the trees alone, and
+ * the planner knows what a pass reads (permcost.c).  Pages are found by following the
+ * chains from the metapage, never in physical order (those who read pages
+ * in physical order pass store pages by: PermPageIsStore).
+ *
+ * IDENTIFICATION
+ *	  src/index/permstore.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/generic_xlog.h"
+#include "access/xloginsert.h"
+#include "catalog/pg_type.h"
+#include "commands/vacuum.h"
+#include "miscadmin.h"
+#include "port/pg_bswap.h"
+#include "storage/buffile.h"
+#include "storage/bufmgr.h"
+#include "utils/rel.h"
+
+#include "index/perm.h"
+
+/* The build's rows, spooled to temporary files as the table is read */
+struct PermStoreBuild
+{
+	Relation	index;
+	int			width;
+	int			esize;
+	BufFile    *codes;			/* entries of codes */
+	BufFile    *nulls;			/* TIDs of NULL codes */
+	int64		ncodes;
+	int64		nnulls;
+};
+
+bool		perm_build_code_store = true;
+
+/*
+ * Is this an index to build with a code store: bit(n) codes, no tenant
+ * (and simhash.build_code_store on)?
+ */
+bool
+PermIndexWantsStore(Relation index)
+{
+	return perm_build_code_store && PermIndexIsWide(index) && PermTenantColumns(index) == 0 &&
+		index->rd_opcintype[PermCodeColumn(index)] == BITOID;
+}
+
+/* Bytes of an entry of the chain (nulls: a TID alone) */
+static int
+entry_size(Relation index, bool nulls)
+{
+	return nulls ? (int) sizeof(ItemPointerData) :
+		PermGetState(index)->store.entry_size;
+}
+
+/*
+ * Check a page of the store, reached as a page of the chain of codes or of
+ * NULL codes: header, identification, flags, the entry count against the
+ * page's capacity and pd_lower, a right-link that is neither the metapage
+ * nor the page itself.
+ */
+static void
+check_page(Relation index, Buffer buf, bool nulls)
+{
+	Page		page = BufferGetPage(buf);
+	BlockNumber blkno = BufferGetBlockNumber(buf);
+	PageHeader	hdr = (PageHeader) page;
+	PermPageOpaque opaque;
+	size_t		entries_off = PermPageEntries(page) - (char *) page;
+	int			esize = entry_size(index, nulls);
+	uint16		flags = PERM_STORE | (nulls ? PERM_STORE_NULLS : 0);
+
+	if (PageIsNew(page))
+		PermReportCorruption(index, blkno, "The page of the code store is all zeros.");
+	if (hdr->pd_special != BLCKSZ - MAXALIGN(sizeof(PermPageOpaqueData)) ||
+		hdr->pd_upper > hdr->pd_special || hdr->pd_lower < entries_off ||
+		hdr->pd_lower > hdr->pd_upper)
+		PermReportCorruption(index, blkno,
+							 psprintf("Page header: pd_lower %u, pd_upper %u, pd_special %u.",
+									  hdr->pd_lower, hdr->pd_upper, hdr->pd_special));
+	opaque = PermPageGetOpaque(page);
+	if (opaque->page_id != PERM_PAGE_ID)
+		PermReportCorruption(index, blkno,
+							 psprintf("Page identifier %04X, expected %04X.",
+									  opaque->page_id, PERM_PAGE_ID));
+	if (opaque->flags != flags)
+		PermReportCorruption(index, blkno,
+							 psprintf("Flags %04X, but a page of the code store's %s has %04X.",
+									  opaque->flags,
+									  nulls ? "NULL codes" : "codes", flags));
+	if (esize < (int) sizeof(ItemPointerData) ||
+		(size_t) opaque->nentries * esize > PERM_PAGE_SPACE ||
+		hdr->pd_lower != entries_off + (size_t) opaque->nentries * esize)
+		PermReportCorruption(index, blkno,
+							 psprintf("%u entries of %d bytes, pd_lower %u.",
+									  opaque->nentries, esize, hdr->pd_lower));
+	if (opaque->rightlink == PERM_METAPAGE_BLKNO || opaque->rightlink == blkno)
+		PermReportCorruption(index, blkno,
+							 psprintf("The right-link points to block %u.",
+									  opaque->rightlink));
+}
+
+/*
+ * Pin, lock and check the store page blkno of a chain, reached from block
+ * from (InvalidBlockNumber: from the metapage): the link must lead inside
+ * the relation, and not to the metapage or back to from
+ */
+Buffer
+PermStoreReadPage(Relation index, BlockNumber from, BlockNumber blkno,
+				  bool nulls, int lockmode, BufferAccessStrategy strategy)
+{
+	PermState  *state = PermGetState(index);
+	Buffer		buf;
+
+	if (blkno == PERM_METAPAGE_BLKNO || blkno == InvalidBlockNumber ||
+		blkno == from)
+		PermReportCorruption(index, from == InvalidBlockNumber ?
+							 PERM_METAPAGE_BLKNO : from,
+							 psprintf("A link of the code store points to block %u.",
+									  blkno));
+	if (blkno >= state->nblocks)
+	{
+		state->nblocks = RelationGetNumberOfBlocks(index);
+		if (blkno >= state->nblocks)
+			PermReportCorruption(index, from == InvalidBlockNumber ?
+								 PERM_METAPAGE_BLKNO : from,
+								 psprintf("A link of the code store points to block %u, beyond the end of the index (%u blocks).",
+										  blkno, state->nblocks));
+	}
+	buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
+	LockBuffer(buf, lockmode);
+	check_page(index, buf, nulls);
+	return buf;
+}
+
+/* Initialise a page of a chain */
+static void
+init_page(Page page, bool nulls)
+{
+	PermInitPage(page, PERM_STORE | (nulls ? PERM_STORE_NULLS : 0), 0, 0);
+	PermPageGetOpaque(page)->key_bytes = 0;
+	PermPageGetOpaque(page)->block_bytes = 0;
+	PermPageGetOpaque(page)->off_bytes = 0;
+}
+
+/* Does a page of entries of esize bytes have room for one more? */
+static inline bool
+page_has_room(Page page, int esize)
+{
+	return (size_t) (PermPageGetOpaque(page)->nentries + 1) * esize <=
+		PERM_PAGE_SPACE;
+}
+
+/* Put an entry at the end of a page that has room */
+static void
+page_add(Page page, const char *entry, int esize)
+{
+	PermPageOpaque opaque = PermPageGetOpaque(page);
+
+	memcpy(PermPageEntries(page) + (size_t) opaque->nentries * esize, entry,
+		   esize);
+	opaque->nentries++;
+	opaque->nsorted = opaque->nentries;
+	((PageHeader) page)->pd_lower += esize;
+}
+
+/* An entry of codes: the code's words, zero-padded, then the TID */
+static void
+make_entry(char *entry, int width, ItemPointer tid, const VarBit *code)
+{
+	int			words = PermStoreWords(width);
+
+	memset(entry, 0, words * sizeof(uint64));
+	memcpy(entry, VARBITS(code), VARBITBYTES(code));
+	memcpy(entry + words * sizeof(uint64), tid, sizeof(ItemPointerData));
+}
+
+/*
+ * The build: the rows are spooled to two temporary files as the table is
+ * read, then written as the two chains after the tables
+ */
+PermStoreBuild *
+PermStoreBuildBegin(Relation index)
+{
+	PermStoreBuild *sb = palloc0(sizeof(PermStoreBuild));
+
+	sb->index = index;
+	return sb;
+}
+
+/*
+ * Add a row to the build's store: its code, or NULL.  The width is the
+ * first code's (the build checks every row's against the layout's).
+ */
+void
+PermStoreBuildAdd(PermStoreBuild *sb, ItemPointer tid, Datum value,
+				  bool isnull)
+{
+	char		entry[PermStoreEntrySize(PERM_MAX_WIDTH)];
+	VarBit	   *code;
+
+	if (isnull)
+	{
+		if (sb->nulls == NULL)
+			sb->nulls = BufFileCreateTemp(false);
+		BufFileWrite(sb->nulls, (void *) tid, sizeof(ItemPointerData));
+		sb->nnulls++;
+		return;
+	}
+	code = DatumGetVarBitP(value);
+	if (sb->width == 0)
+	{
+		sb->width = VARBITLEN(code);
+		sb->esize = PermStoreEntrySize(sb->width);
+	}
+	PermWideCheckWidth(sb->index, sb->width, VARBITLEN(code));
+	if (sb->codes == NULL)
+		sb->codes = BufFileCreateTemp(false);
+	make_entry(entry, sb->width, tid, code);
+	BufFileWrite(sb->codes, entry, sb->esize);
+	sb->ncodes++;
+	/* a short varlena is copied out: free it, as the build reads on */
+	if ((Pointer) code != DatumGetPointer(value))
+		pfree(code);
+}
+
+/*
+ * Write one chain of n entries of esize bytes from file (NULL when n is 0)
+ * to new pages at the end of the fork, at least one; *first and *last are
+ * set to its ends.  Not WAL-logged: the build logs every page at its end.
+ */
+static void
+write_chain(Relation index, ForkNumber fork, BufFile *file, int64 n,
+			int esize, bool nulls, BlockNumber *first, BlockNumber *last,
+			BlockNumber *pages)
+{
+	Buffer		buf = PermNewBuffer(index, fork);
+	Page		page = BufferGetPage(buf);
+	char		entry[PermStoreEntrySize(PERM_MAX_WIDTH)];
+	int64		i;
+
+	init_page(page, nulls);
+	*first = BufferGetBlockNumber(buf);
+	*pages = 1;
+	if (file != NULL && BufFileSeek(file, 0, 0, SEEK_SET) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not rewind a temporary file")));
+	for (i = 0; i < n; i++)
+	{
+		if (BufFileRead(file, entry, esize) != (size_t) esize)
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("temporary file of %lld entries of the code store ended at entry %lld",
+							(long long) n, (long long) i)));
+		if (!page_has_room(page, esize))
+		{
+			Buffer		next = PermNewBuffer(index, fork);
+
+			PermPageGetOpaque(page)->rightlink = BufferGetBlockNumber(next);
+			MarkBufferDirty(buf);
+			UnlockReleaseBuffer(buf);
+			buf = next;
+			page = BufferGetPage(buf);
+			init_page(page, nulls);
+			(*pages)++;
+			CHECK_FOR_INTERRUPTS();
+		}
+		page_add(page, entry, esize);
+	}
+	*last = BufferGetBlockNumber(buf);
+	MarkBufferDirty(buf);
+	UnlockReleaseBuffer(buf);
+}
+
+/*
+ * Write the build's store after the tables, for codes of width bits (the
+ * layout's); *store is its record
+ */
+void
+PermStoreBuildWrite(PermStoreBuild *sb, Relation index, ForkNumber fork,
+					int width, PermMetaStore *store)
+{
+	if (sb->width == 0)
+	{
+		sb->width = width;
+		sb->esize = PermStoreEntrySize(width);
+	}
+	PermWideCheckWidth(index, width, sb->width);
+	memset(store, 0, sizeof(PermMetaStore));
+	store->magic = PERM_STORE_MAGIC;
+	store->width = sb->width;
+	store->entry_size = sb->esize;
+	write_chain(index, fork, sb->codes, sb->ncodes, sb->esize, false,
+				&store->first, &store->last, &store->pages);
+	write_chain(index, fork, sb->nulls, sb->nnulls, sizeof(ItemPointerData),
+				true, &store->null_first, &store->null_last,
+				&store->null_pages);
+}
+
+/* Free the build's files */
+void
+PermStoreBuildEnd(PermStoreBuild *sb)
+{
+	if (sb->codes)
+		BufFileClose(sb->codes);
+	if (sb->nulls)
+		BufFileClose(sb->nulls);
+	pfree(sb);
+}
+
+/*
+ * Append an entry to the last page of a chain, locked exclusively, with
+ * room: a generic WAL record of the bytes it changes (the entry, pd_lower
+ * and the counts), built as generic_redo() replays it (perminsert.c,
+ * which logs leaf appends the same way, says why and what guards the
+ * format)
+ */
+static void
+append_logged(Relation index, Buffer buf, const char *entry, int esize)
+{
+	Page		page = BufferGetPage(buf);
+	PermPageOpaque opaque = PermPageGetOpaque(page);
+	char		delta[3 * 2 * sizeof(OffsetNumber) + PermStoreEntrySize(PERM_MAX_WIDTH) +
+					  sizeof(LocationIndex) + 2 * sizeof(uint16)];
+	char	   *out = delta;
+	OffsetNumber frag[2];
+
+	START_CRIT_SECTION();
+	frag[0] = (OffsetNumber) (PermPageEntries(page) - (char *) page +
+							  (size_t) opaque->nentries * esize);
+	page_add(page, entry, esize);
+	MarkBufferDirty(buf);
+	if (RelationNeedsWAL(index))
+	{
+		XLogRecPtr	lsn;
+
+		frag[1] = (OffsetNumber) esize;
+		memcpy(out, frag, sizeof(frag));
+		memcpy(out + sizeof(frag), entry, esize);
+		out += sizeof(frag) + esize;
+		frag[0] = offsetof(PageHeaderData, pd_lower);
+		frag[1] = sizeof(LocationIndex);
+		memcpy(out, frag, sizeof(frag));
+		memcpy(out + sizeof(frag), &((PageHeader) page)->pd_lower,
+			   sizeof(LocationIndex));
+		out += sizeof(frag) + sizeof(LocationIndex);
+		frag[0] = (OffsetNumber) ((char *) &opaque->nentries - (char *) page);
+		frag[1] = 2 * sizeof(uint16);
+		memcpy(out, frag, sizeof(frag));
+		memcpy(out + sizeof(frag), &opaque->nentries, 2 * sizeof(uint16));
+		out += sizeof(frag) + 2 * sizeof(uint16);
+
+		XLogBeginInsert();
+		XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
+		XLogRegisterBufData(0, delta, out - delta);
+		lsn = XLogInsert(RM_GENERIC_ID, 0);
+		PageSetLSN(page, lsn);
+	}
+	END_CRIT_SECTION();
+}
+
+/*
+ * A full last page: a new page at the end of the relation takes the entry,
+ * the full page's right-link and the metapage's record point at it; one
+ * generic WAL record of the three pages
+ */
+static void
+append_new_page(Relation index, Buffer buf, const char *entry, int esize,
+				bool nulls)
+{
+	Buffer		newbuf = PermNewBuffer(index, MAIN_FORKNUM);
+	BlockNumber newblk = BufferGetBlockNumber(newbuf);
+	Buffer		metabuf = PermReadMetaPage(index, BUFFER_LOCK_EXCLUSIVE);
+	GenericXLogState *xlog;
+	Page		page,
+				newpage,
+				metapage;
+	PermMetaStore store;
+
+	if (!PermMetaGetStore(BufferGetPage(metabuf), &store))
+		PermReportCorruption(index, PERM_METAPAGE_BLKNO,
+							 "The metapage lost its record of the code store.");
+	if ((nulls ? store.null_last : store.last) != BufferGetBlockNumber(buf))
+		PermReportCorruption(index, PERM_METAPAGE_BLKNO,
+							 psprintf("The store record names block %u as the last page of a chain whose last page is %u.",
+									  nulls ? store.null_last : store.last,
+									  BufferGetBlockNumber(buf)));
+	if (nulls)
+	{
+		store.null_last = newblk;
+		store.null_pages++;
+	}
+	else
+	{
+		store.last = newblk;
+		store.pages++;
+	}
+
+	xlog = GenericXLogStart(index);
+	page = GenericXLogRegisterBuffer(xlog, buf, 0);
+	newpage = GenericXLogRegisterBuffer(xlog, newbuf, GENERIC_XLOG_FULL_IMAGE);
+	metapage = GenericXLogRegisterBuffer(xlog, metabuf, 0);
+	init_page(newpage, nulls);
+	page_add(newpage, entry, esize);
+	PermPageGetOpaque(page)->rightlink = newblk;
+	PermMetaSetStore(metapage, &store);
+	GenericXLogFinish(xlog);
+	UnlockReleaseBuffer(metabuf);
+	UnlockReleaseBuffer(newbuf);
+	UnlockReleaseBuffer(buf);
+
+	PermGetState(index)->nblocks = Max(PermGetState(index)->nblocks, newblk + 1);
+	PermGetState(index)->store = store;
+}
+
+/*
+ * aminsert's part: add a row, its code or NULL, to the end of its chain.
+ * The chain's last page this backend knows of may have gained right
+ * siblings since: they are followed to the end.  Locks: one store page at
+ * a time, left to right, then (for a new page) the metapage, as a split
+ * locks a child before the metapage.
+ */
+void
+PermStoreAppend(Relation index, ItemPointer tid, const VarBit *code)
+{
+	PermState  *state = PermGetState(index);
+	bool		nulls = (code == NULL);
+	int			esize = entry_size(index, nulls);
+	char		entry[PermStoreEntrySize(PERM_MAX_WIDTH)];
+	BlockNumber blkno = nulls ? state->store.null_last : state->store.last;
+	Buffer		buf;
+	int64		steps = 0;
+
+	if (nulls)
+		memcpy(entry, tid, sizeof(ItemPointerData));
+	else
+	{
+		PermWideCheckWidth(index, state->store.width, VARBITLEN(code));
+		make_entry(entry, state->store.width, tid, code);
+	}
+
+	buf = PermStoreReadPage(index, InvalidBlockNumber, blkno, nulls,
+							BUFFER_LOCK_EXCLUSIVE, NULL);
+	while (!PermPageIsRightmost(BufferGetPage(buf)))
+	{
+		BlockNumber from = BufferGetBlockNumber(buf);
+
+		blkno = PermPageGetOpaque(BufferGetPage(buf))->rightlink;
+		UnlockReleaseBuffer(buf);
+		PermCountStep(index, blkno, &steps);
+		buf = PermStoreReadPage(index, from, blkno, nulls,
+								BUFFER_LOCK_EXCLUSIVE, NULL);
+	}
+	if (nulls)
+		state->store.null_last = blkno;
+	else
+		state->store.last = blkno;
+
+	if (page_has_room(BufferGetPage(buf), esize))
+	{
+		append_logged(index, buf, entry, esize);
+		UnlockReleaseBuffer(buf);
+	}
+	else
+		append_new_page(index, buf, entry, esize, nulls);
+}
+
+/* Remove the dead entries of one page of a chain, keeping the others' order */
+static void
+vacuum_page(Relation index, Buffer buf, int esize,
+			IndexBulkDeleteCallback callback, void *callback_state)
+{
+	Page		page = BufferGetPage(buf);
+	int			n = PermPageGetOpaque(page)->nentries;
+	int			tid_off = esize - (int) sizeof(ItemPointerData);
+	GenericXLogState *xlog;
+	char	   *entries;
+	int			i,
+				kept;
+
+	/* most pages have nothing to remove: look before starting a record */
+	for (i = 0; i < n; i++)
+	{
+		ItemPointerData tid;
+
+		memcpy(&tid, PermPageEntries(page) + (size_t) i * esize + tid_off,
+			   sizeof(tid));
+		if (callback(&tid, callback_state))
+			break;
+	}
+	if (i == n)
+		return;
+
+	xlog = GenericXLogStart(index);
+	page = GenericXLogRegisterBuffer(xlog, buf, 0);
+	entries = PermPageEntries(page);
+	for (i = 0, kept = 0; i < n; i++)
+	{
+		ItemPointerData tid;
+
+		memcpy(&tid, entries + (size_t) i * esize + tid_off, sizeof(tid));
+		if (callback(&tid, callback_state))
+			continue;
+		if (kept != i)
+			memmove(entries + (size_t) kept * esize,
+					entries + (size_t) i * esize, esize);
+		kept++;
+	}
+	PermPageGetOpaque(page)->nentries = kept;
+	PermPageGetOpaque(page)->nsorted = kept;
+	((PageHeader) page)->pd_lower = (entries - (char *) page) + kept * esize;
+	GenericXLogFinish(xlog);
+}
+
+/*
+ * ambulkdelete's part: remove the dead entries of both chains, page by
+ * page along the right-links.  A page added at the end meanwhile holds
+ * only rows inserted after VACUUM began, none of them dead to it.
+ */
+void
+PermStoreVacuum(Relation index, BufferAccessStrategy strategy,
+				IndexBulkDeleteCallback callback, void *callback_state)
+{
+	PermState  *state = PermGetState(index);
+	int			c;
+
+	if (!state->has_store)
+		return;
+	for (c = 0; c < 2; c++)
+	{
+		bool		nulls = (c == 1);
+		int			esize = entry_size(index, nulls);
+		BlockNumber from = InvalidBlockNumber;
+		BlockNumber blkno = nulls ? state->store.null_first : state->store.first;
+		int64		steps = 0;
+
+		while (blkno != InvalidBlockNumber)
+		{
+			Buffer		buf;
+
+			SimhashVacuumDelayPoint();
+			buf = PermStoreReadPage(index, from, blkno, nulls,
+									BUFFER_LOCK_EXCLUSIVE, strategy);
+			vacuum_page(index, buf, esize, callback, callback_state);
+			from = blkno;
+			blkno = PermPageGetOpaque(BufferGetPage(buf))->rightlink;
+			UnlockReleaseBuffer(buf);
+			if (blkno != InvalidBlockNumber)
+				PermCountStep(index, blkno, &steps);
+		}
+	}
+}
+
+/*
+ * simhash_perm_check's part: walk one chain, checking every page, that
+ * the chain ends where the metapage says, and (codes) that no entry has a
+ * bit set beyond the width; *pages and *entries count them.  callback, if
+ * not NULL, sees every entry: its TID and its code's words (NULL for the
+ * chain of NULL codes).  The caller holds a lock that keeps writers out.
+ */
+void
+PermStoreCheck(Relation index, bool nulls, int64 *pages, int64 *entries,
+			   void (*callback) (void *arg, ItemPointer tid, const char *code),
+			   void *arg)
+{
+	Buffer		metabuf = PermReadMetaPage(index, BUFFER_LOCK_SHARE);
+	PermMetaStore store;
+	int			esize;
+	int			width;
+	int			words;
+	BlockNumber from = InvalidBlockNumber;
+	BlockNumber blkno;
+	BlockNumber last;
+	int64		steps = 0;
+
+	if (!PermMetaGetStore(BufferGetPage(metabuf), &store))
+		elog(ERROR, "index \"%s\" has no code store",
+			 RelationGetRelationName(index));
+	UnlockReleaseBuffer(metabuf);
+	esize = nulls ? (int) sizeof(ItemPointerData) : store.entry_size;
+	width = store.width;
+	words = PermStoreWords(width);
+	blkno = nulls ? store.null_first : store.first;
+	last = nulls ? store.null_last : store.last;
+	*pages = 0;
+	*entries = 0;
+	for (;;)
+	{
+		Buffer		buf;
+		Page		page;
+		int			n,
+					i;
+
+		CHECK_FOR_INTERRUPTS();
+		buf = PermStoreReadPage(index, from, blkno, nulls, BUFFER_LOCK_SHARE,
+								NULL);
+		page = BufferGetPage(buf);
+		n = PermPageGetOpaque(page)->nentries;
+		(*pages)++;
+		*entries += n;
+		for (i = 0; i < n; i++)
+		{
+			const char *e = PermPageEntries(page) + (size_t) i * esize;
+			ItemPointerData tid;
+
+			memcpy(&tid, e + esize - sizeof(ItemPointerData), sizeof(tid));
+			if (!ItemPointerIsValid(&tid))
+				PermReportCorruption(index, blkno,
+									 psprintf("Entry %d of the code store holds an invalid heap TID.",
+											  i));
+			if (!nulls && width % 64 != 0)
+			{
+				uint64		tail;
+
+				memcpy(&tail, e + (words - 1) * sizeof(uint64), sizeof(tail));
+				/* bits beyond the width: the word's last bytes, big-endian */
+				if ((pg_ntoh64(tail) << (width % 64)) != 0)
+					PermReportCorruption(index, blkno,
+										 psprintf("Entry %d of the code store has bits set beyond the codes' %d.",
+												  i, width));
+			}
+			if (callback)
+				callback(arg, &tid, nulls ? NULL : e);
+		}
+		from = blkno;
+		blkno = PermPageGetOpaque(page)->rightlink;
+		UnlockReleaseBuffer(buf);
+		if (blkno == InvalidBlockNumber)
+			break;
+		PermCountStep(index, blkno, &steps);
+	}
+	if (*pages != (nulls ? store.null_pages : store.pages))
+		PermReportCorruption(index, PERM_METAPAGE_BLKNO,
+							 psprintf("The store record counts %u pages in the chain of %s, which has %lld.",
+									  nulls ? store.null_pages : store.pages,
+									  nulls ? "NULL codes" : "codes",
+									  (long long) *pages));
+	if (from != last)
+		PermReportCorruption(index, PERM_METAPAGE_BLKNO,
+							 psprintf("The store record names block %u as the last page of the chain of %s, which ends at block %u.",
+									  last, nulls ? "NULL codes" : "codes", from));
+}

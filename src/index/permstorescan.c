@@ -1,0 +1,538 @@
+/*-------------------------------------------------------------------------
+ *
+ * permstorescan.c
+ *		simhash_perm: a nearest-neighbour scan of bit(n) codes read from
+ *		the code store (permstore.c), for queries whose neighbours all lie
+ *		far (README.perm, "Code store").
+ *
+ * A pass reads the store's pages of codes in chain order and computes the
+ * distances of a page of codes at a time (POPCNT).  The first pass keeps
+ * the K nearest entries in a bounded max-heap, and a histogram of every
+ * entry's distance.  With D the largest distance in the heap, every entry
+ * nearer than D is in the heap (one nearer than D outside it would have
+ * displaced the one at D), so those are handed out, nearest first; the
+ * entries at D too when the heap holds as many as the histogram counted.
+ * Each further pass collects every entry at a distance in [lo, hi], lo the
+ * least not yet handed out and hi the least distance at which the
+ * histogram counts at least twice the previous batch from lo on, and
+ * hands them out sorted.  So the rows come in increasing distance, each
+ * once, with a few passes over the store: one for a LIMIT 10 or 100, about
+ * log4(N / K) for every row.
+ *
+ * Exact under concurrent writes (README.perm, "Locking"): a pass reads
+ * each page whole under its share lock and keeps no pin after it; entries
+ * never move between pages, and VACUUM compacts a page in place, so a
+ * pass meets every entry that was there when it began and is still there,
+ * which includes every row the scan's MVCC snapshot sees.  Entries
+ * appended after the scan began belong to rows the snapshot cannot see
+ * (the executor checks every TID), so whether a pass meets them does not
+ * matter; the histogram, counted by the first pass, only chooses how far
+ * the next passes reach.
+ *
+ * IDENTIFICATION
+ *	  src/index/permstorescan.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "index/perm.h"
+#include "index/permprobe.h"
+#include "type/hamming_query.h"
+#include "type/simhash.h"
+
+/* Entries the first pass keeps: a LIMIT 100 is usually served by it */
+#define STORE_HEAP_SIZE		128
+/* Each further batch holds at least this many times the previous one */
+#define STORE_BATCH_GROWTH	4
+/* Pages read ahead of the one being read (speculatively: the next ones) */
+#define STORE_PREFETCH		16
+
+/* An entry met by a pass: its row and its distance */
+typedef struct StoreHit
+{
+	ItemPointerData tid;
+	uint16		d;
+} StoreHit;
+
+#define ST_SORT sort_store_hits
+#define ST_ELEMENT_TYPE StoreHit
+#define ST_COMPARE(a, b) ((a)->d != (b)->d ? ((a)->d > (b)->d) - ((a)->d < (b)->d) : \
+						  ItemPointerCompare((ItemPointer) &(a)->tid, (ItemPointer) &(b)->tid))
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
+
+struct PermStoreScan
+{
+	Relation	index;
+	MemoryContext cxt;
+	int			width;
+	int			words;
+	int			esize;
+	BlockNumber first;			/* the chains' first pages */
+	BlockNumber null_first;
+	bool		has_center;
+	uint64	   *center;			/* [words]; distances are 0 without one */
+	int			nquals;
+	uint64	  **qual_codes;		/* [nquals][words] */
+	int		   *qual_radius;
+	int			lo;				/* every row nearer than lo handed out */
+	int			cap;			/* no row farther than this is wanted */
+	int			skip_d;			/* rows at skip_d in skip[] were handed */
+	ItemPointerData *skip;		/* sorted */
+	int64		nskip;
+	bool		counted;		/* the first pass ran: hist[] is filled */
+	int64	   *hist;			/* [width + 1]: entries by distance */
+	StoreHit   *batch;			/* being handed out */
+	int64		nbatch;
+	int64		maxbatch;
+	int64		next;
+	int64		last_batch;		/* rows of the previous batch */
+	bool		done;			/* every row up to cap handed out */
+	BufferAccessStrategy strategy;
+};
+
+/* The code's words, as the store keeps them (zero-padded) */
+static uint64 *
+code_words(const VarBit *code, int words)
+{
+	uint64	   *w = palloc0(words * sizeof(uint64));
+
+	memcpy(w, VARBITS(code), VARBITBYTES(code));
+	return w;
+}
+
+/* Set up a scan of the store handing out rows from distance from to cap */
+PermStoreScan *
+PermStoreScanBegin(Relation index, const VarBit *center,
+				   const PermWideQual *quals, int nquals, int from, int cap,
+				   const ItemPointerData *handed, int64 nhanded)
+{
+	PermState  *state = PermGetState(index);
+	PermStoreScan *ss = palloc0(sizeof(PermStoreScan));
+	int			i;
+
+	Assert(state->has_store);
+	ss->index = index;
+	ss->cxt = CurrentMemoryContext;
+	ss->width = state->store.width;
+	ss->words = PermStoreWords(ss->width);
+	ss->esize = state->store.entry_size;
+	ss->first = state->store.first;
+	ss->null_first = state->store.null_first;
+	ss->has_center = (center != NULL);
+	ss->center = center ? code_words(center, ss->words) :
+		palloc0(ss->words * sizeof(uint64));
+	ss->nquals = nquals;
+	ss->qual_codes = palloc(Max(1, nquals) * sizeof(uint64 *));
+	ss->qual_radius = palloc(Max(1, nquals) * sizeof(int));
+	for (i = 0; i < nquals; i++)
+	{
+		ss->qual_codes[i] = code_words(quals[i].code, ss->words);
+		ss->qual_radius[i] = quals[i].radius;
+	}
+	ss->lo = from;
+	ss->cap = Min(cap, ss->width);
+	ss->skip_d = from;
+	ss->nskip = nhanded;
+	ss->skip = palloc(Max(1, nhanded) * sizeof(ItemPointerData));
+	memcpy(ss->skip, handed, nhanded * sizeof(ItemPointerData));
+	ss->nskip = PermTidsSortUnique(ss->skip, ss->nskip);
+	ss->hist = palloc0((ss->width + 1) * sizeof(int64));
+	ss->done = ss->lo > ss->cap;
+
+	/* a store larger than a quarter of shared buffers does not flood them */
+	if (RelationGetNumberOfBlocks(index) > (BlockNumber) (NBuffers / 4))
+		ss->strategy = GetAccessStrategy(BAS_BULKREAD);
+	return ss;
+}
+
+/*
+ * The distance of each of a page's n entries from center, into out[]: the
+ * hot loop, a POPCNT a word, unrolled for the common widths
+ */
+SIMHASH_POPCNT
+static void
+page_distances(const char *entries, int n, int esize, int words,
+			   const uint64 *center, uint16 *out)
+{
+	int			i,
+				w;
+
+	if (words == 4)
+	{
+		uint64		c0 = center[0],
+					c1 = center[1],
+					c2 = center[2],
+					c3 = center[3];
+
+		for (i = 0; i < n; i++)
+		{
+			uint64		x[4];
+
+			memcpy(x, entries + (size_t) i * esize, sizeof(x));
+			out[i] = __builtin_popcountll(x[0] ^ c0) +
+				__builtin_popcountll(x[1] ^ c1) +
+				__builtin_popcountll(x[2] ^ c2) +
+				__builtin_popcountll(x[3] ^ c3);
+		}
+		return;
+	}
+	if (words == 2)
+	{
+		uint64		c0 = center[0],
+					c1 = center[1];
+
+		for (i = 0; i < n; i++)
+		{
+			uint64		x[2];
+
+			memcpy(x, entries + (size_t) i * esize, sizeof(x));
+			out[i] = __builtin_popcountll(x[0] ^ c0) +
+				__builtin_popcountll(x[1] ^ c1);
+		}
+		return;
+	}
+	for (i = 0; i < n; i++)
+	{
+		const char *e = entries + (size_t) i * esize;
+		int			d = 0;
+
+		for (w = 0; w < words; w++)
+		{
+			uint64		x;
+
+			memcpy(&x, e + w * sizeof(uint64), sizeof(x));
+			d += __builtin_popcountll(x ^ center[w]);
+		}
+		out[i] = d;
+	}
+}
+
+/* Does an entry's code pass every qual? */
+SIMHASH_POPCNT
+static bool
+passes_quals(PermStoreScan *ss, const char *e)
+{
+	int			q,
+				w;
+
+	for (q = 0; q < ss->nquals; q++)
+	{
+		int			d = 0;
+
+		for (w = 0; w < ss->words; w++)
+		{
+			uint64		x;
+
+			memcpy(&x, e + w * sizeof(uint64), sizeof(x));
+			d += __builtin_popcountll(x ^ ss->qual_codes[q][w]);
+		}
+		if (d > ss->qual_radius[q])
+			return false;
+	}
+	return true;
+}
+
+/* Was this row at skip_d handed out before the store took over? */
+static bool
+skipped(PermStoreScan *ss, const ItemPointerData *tid)
+{
+	int64		lo = 0,
+				hi = ss->nskip;
+
+	while (lo < hi)
+	{
+		int64		mid = (lo + hi) / 2;
+		int			c = ItemPointerCompare(&ss->skip[mid], (ItemPointer) tid);
+
+		if (c == 0)
+			return true;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+/* Max-heap of the first pass, by distance */
+static void
+heap_sift_down(StoreHit *heap, int n, int i)
+{
+	for (;;)
+	{
+		int			l = 2 * i + 1;
+		int			r = l + 1;
+		int			m = i;
+		StoreHit	tmp;
+
+		if (l < n && heap[l].d > heap[m].d)
+			m = l;
+		if (r < n && heap[r].d > heap[m].d)
+			m = r;
+		if (m == i)
+			return;
+		tmp = heap[i];
+		heap[i] = heap[m];
+		heap[m] = tmp;
+		i = m;
+	}
+}
+
+static void
+heap_push(StoreHit *heap, int *n, const StoreHit *hit)
+{
+	int			i = (*n)++;
+
+	heap[i] = *hit;
+	while (i > 0 && heap[(i - 1) / 2].d < heap[i].d)
+	{
+		StoreHit	tmp = heap[i];
+
+		heap[i] = heap[(i - 1) / 2];
+		heap[(i - 1) / 2] = tmp;
+		i = (i - 1) / 2;
+	}
+}
+
+/* Add a hit to the batch */
+static void
+batch_add(PermStoreScan *ss, const StoreHit *hit)
+{
+	if (ss->nbatch == ss->maxbatch)
+	{
+		ss->maxbatch = Max(1024, ss->maxbatch * 2);
+		if (ss->batch == NULL)
+			ss->batch = MemoryContextAllocHuge(ss->cxt,
+											   ss->maxbatch * sizeof(StoreHit));
+		else
+			ss->batch = repalloc_huge(ss->batch, ss->maxbatch * sizeof(StoreHit));
+	}
+	ss->batch[ss->nbatch++] = *hit;
+}
+
+/*
+ * One pass over the chain of codes.  With heap (the first pass), keep the
+ * STORE_HEAP_SIZE nearest entries from lo to cap there (*nheap of them)
+ * and count every such entry in hist[]; else add every entry from lo to hi
+ * to the batch.
+ */
+static void
+store_pass(PermStoreScan *ss, int lo, int hi, StoreHit *heap, int *nheap)
+{
+	Relation	index = ss->index;
+	BlockNumber from = InvalidBlockNumber;
+	BlockNumber blkno = ss->first;
+	BlockNumber prefetched = InvalidBlockNumber;
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	uint16		dist[PERM_PAGE_SPACE / sizeof(ItemPointerData) + 1];
+	int64		steps = 0;
+	int			tid_off = ss->esize - (int) sizeof(ItemPointerData);
+
+	while (blkno != InvalidBlockNumber)
+	{
+		Buffer		buf;
+		Page		page;
+		const char *entries;
+		int			n,
+					i;
+
+		CHECK_FOR_INTERRUPTS();
+
+		/*
+		 * The build writes the chain on consecutive blocks: read ahead of
+		 * them (a no-op for pages in shared buffers)
+		 */
+		if (prefetched == InvalidBlockNumber || prefetched < blkno)
+			prefetched = blkno;
+		while (prefetched < blkno + STORE_PREFETCH && prefetched + 1 < nblocks)
+			(void) PrefetchBuffer(index, MAIN_FORKNUM, ++prefetched);
+
+		buf = PermStoreReadPage(index, from, blkno, false, BUFFER_LOCK_SHARE,
+								ss->strategy);
+		page = BufferGetPage(buf);
+		n = PermPageGetOpaque(page)->nentries;
+		entries = PermPageEntries(page);
+		if (ss->has_center)
+			page_distances(entries, n, ss->esize, ss->words, ss->center, dist);
+		else
+			memset(dist, 0, n * sizeof(uint16));
+		for (i = 0; i < n; i++)
+		{
+			const char *e;
+			StoreHit	hit;
+
+			if (dist[i] < lo || dist[i] > hi)
+				continue;
+			if (heap && *nheap == STORE_HEAP_SIZE && dist[i] > heap[0].d &&
+				ss->nquals == 0 && dist[i] != ss->skip_d)
+			{
+				/* the common case of the first pass: counted, not kept */
+				ss->hist[dist[i]]++;
+				continue;
+			}
+			e = entries + (size_t) i * ss->esize;
+			if (ss->nquals > 0 && !passes_quals(ss, e))
+				continue;
+			memcpy(&hit.tid, e + tid_off, sizeof(ItemPointerData));
+			hit.d = dist[i];
+			if (hit.d == ss->skip_d && ss->nskip > 0 && skipped(ss, &hit.tid))
+				continue;
+			if (heap == NULL)
+			{
+				batch_add(ss, &hit);
+				continue;
+			}
+			ss->hist[hit.d]++;
+			if (*nheap < STORE_HEAP_SIZE)
+				heap_push(heap, nheap, &hit);
+			else if (hit.d < heap[0].d)
+			{
+				heap[0] = hit;
+				heap_sift_down(heap, *nheap, 0);
+			}
+		}
+		from = blkno;
+		blkno = PermPageGetOpaque(page)->rightlink;
+		UnlockReleaseBuffer(buf);
+		if (blkno != InvalidBlockNumber)
+		{
+			PermCountStep(index, blkno, &steps);
+			nblocks = Max(nblocks, PermGetState(index)->nblocks);
+		}
+	}
+}
+
+/* Fill the next batch: the first pass, or one of the passes after it */
+static void
+next_batch(PermStoreScan *ss)
+{
+	ss->last_batch = Max(ss->last_batch, ss->nbatch);
+	ss->nbatch = 0;
+	ss->next = 0;
+
+	if (!ss->has_center)
+	{
+		/* no order: every row at distance 0, in one pass */
+		store_pass(ss, 0, 0, NULL, NULL);
+		ss->done = true;
+	}
+	else if (!ss->counted)
+	{
+		StoreHit	heap[STORE_HEAP_SIZE];
+		int			nheap = 0;
+		int			at_d = 0;
+		int			i,
+					d;
+
+		store_pass(ss, ss->lo, ss->cap, heap, &nheap);
+		ss->counted = true;
+		if (nheap < STORE_HEAP_SIZE)
+		{
+			/* every row from lo to cap is in the heap */
+			for (i = 0; i < nheap; i++)
+				batch_add(ss, &heap[i]);
+			ss->done = true;
+		}
+		else
+		{
+			d = heap[0].d;
+			for (i = 0; i < nheap; i++)
+				at_d += (heap[i].d == d);
+			/* the rows at d are all here when the histogram counts no more */
+			if (ss->hist[d] == at_d)
+				d++;
+			for (i = 0; i < nheap; i++)
+				if (heap[i].d < d)
+					batch_add(ss, &heap[i]);
+			ss->lo = d;
+			ss->done = ss->lo > ss->cap;
+		}
+	}
+	else
+	{
+		int64		want = Max((int64) STORE_HEAP_SIZE,
+							   STORE_BATCH_GROWTH * ss->last_batch);
+		int64		count = 0;
+		int			hi = ss->lo;
+
+		/* the least hi whose batch holds want rows, by the histogram */
+		for (hi = ss->lo; hi <= ss->cap; hi++)
+		{
+			count += ss->hist[hi];
+			if (count >= want)
+				break;
+		}
+		hi = Min(hi, ss->cap);
+		/* no row the first pass counted lies from lo on: none is visible */
+		if (count > 0)
+			store_pass(ss, ss->lo, hi, NULL, NULL);
+		ss->lo = hi + 1;
+		ss->done = ss->lo > ss->cap;
+	}
+	sort_store_hits(ss->batch, ss->nbatch);
+}
+
+/*
+ * The next row in increasing distance (ties in TID order within a batch),
+ * with its distance; false when every row up to cap has been handed out
+ */
+bool
+PermStoreScanNext(PermStoreScan *ss, ItemPointer tid, int *distance)
+{
+	for (;;)
+	{
+		if (ss->next < ss->nbatch)
+		{
+			*tid = ss->batch[ss->next].tid;
+			*distance = ss->batch[ss->next].d;
+			ss->next++;
+			return true;
+		}
+		if (ss->done)
+			return false;
+		next_batch(ss);
+	}
+}
+
+/* Add the TIDs of the rows whose code is NULL, from their chain, to *nulls */
+void
+PermStoreScanNulls(PermStoreScan *ss, PermTidList *nulls, MemoryContext cxt)
+{
+	BlockNumber from = InvalidBlockNumber;
+	BlockNumber blkno = ss->null_first;
+	int64		steps = 0;
+
+	while (blkno != InvalidBlockNumber)
+	{
+		Buffer		buf;
+		Page		page;
+		int			n,
+					i;
+
+		CHECK_FOR_INTERRUPTS();
+		buf = PermStoreReadPage(ss->index, from, blkno, true,
+								BUFFER_LOCK_SHARE, ss->strategy);
+		page = BufferGetPage(buf);
+		n = PermPageGetOpaque(page)->nentries;
+		for (i = 0; i < n; i++)
+		{
+			ItemPointerData tid;
+
+			memcpy(&tid, PermPageEntries(page) + i * sizeof(ItemPointerData),
+				   sizeof(tid));
+			PermTidListAdd(nulls, cxt, &tid);
+		}
+		from = blkno;
+		blkno = PermPageGetOpaque(page)->rightlink;
+		UnlockReleaseBuffer(buf);
+		if (blkno != InvalidBlockNumber)
+			PermCountStep(ss->index, blkno, &steps);
+	}
+}
