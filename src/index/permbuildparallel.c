@@ -484,6 +484,10 @@ PermParallelGather(PermParallel *par, RecStore **stores, int64 *nrows,
 	{
 		*nrows += shared->parts[p].nrows;
 		SimhashVoterMerge(votes, &shared->parts[p].votes);
+		elog(DEBUG1, "simhash_perm index \"%s\": %s read " INT64_FORMAT " rows",
+			 RelationGetRelationName(par->index),
+			 p == 0 ? "the leader" : psprintf("worker %d", p - 1),
+			 shared->parts[p].nrows);
 	}
 	shared->nrows = *nrows;
 	for (s = 0; s < shared->nstores; s++)
