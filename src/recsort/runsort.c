@@ -25,6 +25,10 @@
  * runs (a hundred million rows sorted in 64 MB) holds under a megabyte of
  * buffers.
  *
+ * A finished sort can be saved to a file (RunSortSave) and a saved one
+ * read back as a sort (RunSortOpenSorted): how a parallel build's worker
+ * hands a sorted table to the leader.
+ *
  * The design mirrors tuplesort's external sort without its per-tuple
  * headers: at 16 bytes a record and two buffers for the radix sort, a
  * 64 MB budget sorts two million rows in memory, where a tuplesort of
