@@ -38,6 +38,7 @@ OBJS = \
 	src/index/permwidetenant.o \
 	src/index/permknn.o \
 	src/index/permbuild.o \
+	src/index/permbuildparallel.o \
 	src/index/permgrow.o \
 	src/index/permwrite.o \
 	src/index/perminsert.o \

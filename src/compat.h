@@ -120,4 +120,22 @@ SimhashBlockRangeEnd(SimhashBlockRange *range)
 #endif
 }
 
+/*
+ * 17 plans the workers of a parallel CREATE INDEX for every access method
+ * that sets amcanbuildparallel (indexInfo->ii_ParallelWorkers); before, for
+ * btree alone, and an access method asks the planner itself.  Either way
+ * plan_create_index_workers() decides: none for a temporary table, or for
+ * index expressions or a predicate that are not parallel safe.
+ */
+#if PG_VERSION_NUM >= 170000
+#define SimhashSetCanBuildParallel(amroutine) \
+	((amroutine)->amcanbuildparallel = true)
+#define SimhashIndexBuildWorkers(heap, index, indexInfo) \
+	((indexInfo)->ii_ParallelWorkers)
+#else
+#define SimhashSetCanBuildParallel(amroutine)	((void) (amroutine))
+#define SimhashIndexBuildWorkers(heap, index, indexInfo) \
+	plan_create_index_workers(RelationGetRelid(heap), RelationGetRelid(index))
+#endif
+
 #endif							/* SIMHASH_COMPAT_H */

@@ -101,6 +101,20 @@ PermInit(void)
 							 NULL, NULL, NULL);
 
 	/*
+	 * For tests only: CREATE INDEX says, as a NOTICE, how many parallel
+	 * workers read a share of the table (permbuildparallel.c), so that a
+	 * test can tell a parallel build from a serial one.
+	 */
+	DefineCustomBoolVariable("simhash.report_build_workers",
+							 "Reports how many parallel workers each CREATE INDEX of a simhash_perm index used (for tests).",
+							 NULL,
+							 &perm_report_build_workers,
+							 false,
+							 PGC_SUSET,
+							 GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
+
+	/*
 	 * Leaf maps (README.perm, "Searching") make a descent one page read;
 	 * they cost about 20 bytes a leaf per table, per backend.
 	 */
@@ -201,6 +215,7 @@ simhash_perm_handler(PG_FUNCTION_ARGS)
 	amroutine->amclusterable = false;
 	amroutine->ampredlocks = false;
 	amroutine->amcanparallel = false;
+	SimhashSetCanBuildParallel(amroutine);	/* permbuildparallel.c */
 	amroutine->amcaninclude = false;
 	amroutine->amusemaintenanceworkmem = false;
 	amroutine->amparallelvacuumoptions =

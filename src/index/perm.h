@@ -15,7 +15,10 @@
  *	perm.c			handler, reloptions, settings, build phase names
  *	permcheck.c		simhash_perm_check(): proves an index sound, as amcheck does
  *	perminfo.c		simhash_perm_info(); opening an index for inspection
- *	permbuild.c		ambuild, ambuildempty: sort each table, write bottom up
+ *	permbuild.c		ambuild, ambuildempty: collect the rows, sort each table,
+ *					write bottom up
+ *	permbuildparallel.c	CREATE INDEX with parallel workers: shares of the
+ *					scan, tables sorted by workers, written by the leader
  *	permradius.c	an exclusion constraint's radius always holds for its rows:
  *					ALTER INDEX ... SET (max_distance) and rebuilds check them
  *	perminsert.c	aminsert: the insert path, page splits, new roots, WAL
@@ -523,10 +526,44 @@ extern bytea *permoptions(Datum reloptions, bool validate);
 extern Relation PermOpenIndexForInspection(Oid indexoid, LOCKMODE lockmode,
 										   Relation *heap);
 
-/* permbuild.c */
+/* permbuild.c (and its parallel workers: a dynamic shared memory segment) */
+struct dsm_segment;
+struct shm_toc;
+
 extern IndexBuildResult *permbuild(Relation heap, Relation index,
 								   struct IndexInfo *indexInfo);
 extern void permbuildempty(Relation index);
+extern PGDLLEXPORT void simhash_perm_build_worker(struct dsm_segment *seg,
+												  struct shm_toc *toc);
+
+/* permbuildparallel.c */
+typedef struct PermParallel PermParallel;
+struct SimhashVoter;
+
+extern bool perm_report_build_workers;
+extern PermParallel *PermParallelBegin(Relation heap, Relation index,
+									   struct IndexInfo *indexInfo,
+									   int nstores,
+									   const PermLayout *code_layout,
+									   int64 budget);
+extern PermParallel *PermParallelAttach(struct dsm_segment *seg,
+										struct shm_toc *toc);
+extern Relation PermParallelHeap(PermParallel *par);
+extern Relation PermParallelIndex(PermParallel *par);
+extern const PermLayout *PermParallelCodeLayout(PermParallel *par);
+extern RecStore *PermParallelStore(PermParallel *par, int s);
+extern void PermParallelScan(PermParallel *par, IndexBuildCallback callback,
+							 void *arg);
+extern void PermParallelScanned(PermParallel *par, int64 nrows,
+								const struct SimhashVoter *votes);
+extern double PermParallelGather(PermParallel *par, RecStore **stores,
+								 int64 *nrows, struct SimhashVoter *votes);
+extern void PermParallelWriteTables(PermParallel *par, RecStore **rows,
+									int64 n, const PermLayout *layout,
+									BlockNumber *roots, uint16 *root_levels);
+extern void PermParallelSortTables(PermParallel *par);
+extern void PermParallelDetach(PermParallel *par);
+extern void PermParallelEnd(PermParallel *par);
 
 /* permgrow.c */
 extern void PermGrowthAfterBuild(PermMetaGrowth *growth, int64 rows,
@@ -535,6 +572,12 @@ extern void PermGrowMaybeRelayout(Relation index);
 extern void PermGrowInit(void);
 
 /* permwrite.c */
+extern RunSort *PermSortTable(RecStore *rows, int64 n, int64 budget,
+							  const PermLayout *layout, int t);
+extern BlockNumber PermWriteTable(Relation index, ForkNumber fork,
+								  const PermLayout *layout, int t,
+								  uint16 flags, bool log_pages, RunSort *rs,
+								  uint16 *root_level);
 extern void PermWriteTables(Relation index, ForkNumber fork, RecStore **rows,
 							int64 n, int64 budget, const PermLayout *layout,
 							uint16 flags, bool log_pages, bool progress,

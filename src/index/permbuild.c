@@ -31,6 +31,7 @@
  */
 #include "postgres.h"
 
+#include "access/parallel.h"
 #include "access/tableam.h"
 #include "access/xloginsert.h"
 #include "catalog/index.h"
@@ -70,6 +71,7 @@ typedef struct PermBuildState
 	int			nbatch;
 	MemoryContext cxt;
 	Relation	heap;			/* NULL for the init fork */
+	PermParallel *par;			/* a parallel build (permbuildparallel.c) */
 } PermBuildState;
 
 /*
@@ -79,11 +81,11 @@ typedef struct PermBuildState
  * such codes takes)
  */
 static void
-wide_begin(Relation heap, Relation index, PermBuildState *bs, int width)
+wide_choose_layout(Relation heap, Relation index, int width,
+				   PermLayout *layout)
 {
 	int			radius,
-				substrings,
-				t;
+				substrings;
 	double		rows = heap ? heap->rd_rel->reltuples : 0;
 
 	if (heap && rows < 0)
@@ -91,7 +93,16 @@ wide_begin(Relation heap, Relation index, PermBuildState *bs, int width)
 			(BLCKSZ / (width / 8.0 + 32.0));
 	PermWideLayoutOptions(index, width, &radius, &substrings);
 	PermWideChooseLayout(width, PermTenantColumns(index), radius, substrings,
-						 rows, &bs->wide_layout);
+						 rows, layout);
+}
+
+/* A serial build of bit(n) codes: the layout, and a store per table */
+static void
+wide_begin(Relation heap, Relation index, PermBuildState *bs, int width)
+{
+	int			t;
+
+	wide_choose_layout(heap, index, width, &bs->wide_layout);
 	bs->wide_rows = palloc(bs->wide_layout.ntables * sizeof(RecStore *));
 	for (t = 0; t < bs->wide_layout.ntables; t++)
 		bs->wide_rows[t] = RecStoreBegin(bs->budget / 2 / bs->wide_layout.ntables);
@@ -218,6 +229,23 @@ write_metapage(Relation index, ForkNumber fork, const PermLayout *layout)
 }
 
 /*
+ * Write every table from the collected rows: each sorted here, or, in a
+ * parallel build, by the workers (permbuildparallel.c)
+ */
+static void
+write_tables(Relation index, ForkNumber fork, PermBuildState *bs,
+			 RecStore **rows, const PermLayout *layout, BlockNumber *roots,
+			 uint16 *root_levels)
+{
+	if (bs->par)
+		PermParallelWriteTables(bs->par, rows, bs->n, layout, roots,
+								root_levels);
+	else
+		PermWriteTables(index, fork, rows, bs->n, bs->budget, layout, 0,
+						false, true, roots, root_levels);
+}
+
+/*
  * Write the whole index from the collected rows: metapage, then each table.
  * Used for CREATE INDEX (MAIN fork) and for the empty init fork.
  */
@@ -252,8 +280,8 @@ write_index(Relation index, ForkNumber fork, PermBuildState *bs)
 		}
 		layout = bs->wide_layout;
 		write_metapage(index, fork, &layout);
-		PermWriteTables(index, fork, bs->wide_rows, bs->n, bs->budget,
-						&layout, 0, false, true, roots, root_levels);
+		write_tables(index, fork, bs, bs->wide_rows, &layout, roots,
+					 root_levels);
 		if (bs->store)
 			PermStoreBuildWrite(bs->store, index, fork, layout.width, &store);
 	}
@@ -262,8 +290,7 @@ write_index(Relation index, ForkNumber fork, PermBuildState *bs)
 		PermLayoutOptions(index, &max_distance, &blocks);
 		choose_layout(bs, max_distance, blocks, &layout);
 		write_metapage(index, fork, &layout);
-		PermWriteTables(index, fork, &bs->rows, bs->n, bs->budget, &layout,
-						0, false, true, roots, root_levels);
+		write_tables(index, fork, bs, &bs->rows, &layout, roots, root_levels);
 	}
 
 	metabuf = ReadBufferExtended(index, fork, PERM_METAPAGE_BLKNO, RBM_NORMAL, NULL);
@@ -322,6 +349,93 @@ write_index(Relation index, ForkNumber fork, PermBuildState *bs)
 						  RelationGetNumberOfBlocksInFork(index, fork), true);
 }
 
+/*
+ * A parallel build's process collects into files of the build's shared set
+ * (permbuildparallel.c): one store of fingerprints, or for bit(n) codes one
+ * per table under the layout the leader fixed before the scan
+ */
+static void
+collect_into_shared_files(PermBuildState *bs, PermParallel *par)
+{
+	const PermLayout *code_layout = PermParallelCodeLayout(par);
+	int			t;
+
+	if (code_layout)
+	{
+		bs->wide_layout = *code_layout;
+		bs->wide_ready = true;
+		bs->wide_rows = palloc(bs->wide_layout.ntables * sizeof(RecStore *));
+		for (t = 0; t < bs->wide_layout.ntables; t++)
+			bs->wide_rows[t] = PermParallelStore(par, t);
+	}
+	else
+		bs->rows = PermParallelStore(par, 0);
+}
+
+/* A parallel build's process has read its share: its stores are done */
+static void
+shared_files_done(PermBuildState *bs, PermParallel *par)
+{
+	SimhashVoterAddBatch(&bs->counter, bs->batch, bs->nbatch);
+	bs->nbatch = 0;
+	PermParallelScanned(par, bs->n, &bs->counter);
+	bs->rows = NULL;
+	if (bs->wide_rows)
+		pfree(bs->wide_rows);
+	bs->wide_rows = NULL;
+}
+
+/*
+ * The leader starts a parallel build if PostgreSQL plans workers for it:
+ * not for the codes of a bit varying column of no declared width, whose
+ * layout waits for the first row (every process must collect under the
+ * same one), nor for an index that keeps a code store (permstore.c), whose
+ * whole codes and NULL rows only the process that reads a row collects
+ * (the workers' rows reach the leader as the tables' records)
+ */
+static PermParallel *
+begin_parallel(Relation heap, Relation index, IndexInfo *indexInfo,
+			   PermBuildState *bs)
+{
+	PermLayout	code_layout;
+
+	if (bs->store)
+		return NULL;
+	if (!bs->wide)
+		return PermParallelBegin(heap, index, indexInfo, 1, NULL, bs->budget);
+	if (declared_width(index) <= 0)
+		return NULL;
+	wide_choose_layout(heap, index, declared_width(index), &code_layout);
+	return PermParallelBegin(heap, index, indexInfo, code_layout.ntables,
+							 &code_layout, bs->budget);
+}
+
+/*
+ * The leader's part of the scan, then everyone's rows: as stores over
+ * every process's files, their number and the sums of their counts
+ */
+static double
+scan_parallel(PermBuildState *bs, PermParallel *par)
+{
+	RecStore   *stores[PERM_MAX_TABLES];
+	double		reltuples;
+	int			t;
+
+	collect_into_shared_files(bs, par);
+	PermParallelScan(par, build_callback, bs);
+	shared_files_done(bs, par);
+	reltuples = PermParallelGather(par, stores, &bs->n, &bs->counter);
+	if (bs->wide)
+	{
+		bs->wide_rows = palloc(bs->wide_layout.ntables * sizeof(RecStore *));
+		for (t = 0; t < bs->wide_layout.ntables; t++)
+			bs->wide_rows[t] = stores[t];
+	}
+	else
+		bs->rows = stores[0];
+	return reltuples;
+}
+
 /* ambuild: CREATE INDEX, REINDEX */
 IndexBuildResult *
 permbuild(Relation heap, Relation index, IndexInfo *indexInfo)
@@ -346,8 +460,6 @@ permbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	if (indexInfo->ii_ExclusionStrats)
 		PermCheckExclusionStrategies(index, indexInfo->ii_ExclusionStrats);
 	bs.wide = PermIndexIsWide(index);
-	if (!bs.wide)
-		bs.rows = RecStoreBegin(bs.budget / 2);
 	if (PermIndexWantsStore(index))
 		bs.store = PermStoreBuildBegin(index);
 	SimhashVoterInit(&bs.counter);
@@ -359,11 +471,25 @@ permbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	 * but locks search_path only since 17: the owner's expressions must not
 	 * resolve an unqualified call through the search_path of whoever runs
 	 * REINDEX, VACUUM FULL or CLUSTER, so it is locked here on every
-	 * version (permowner.c)
+	 * version (permowner.c).  Parallel workers are started after this, and
+	 * take the owner, the security context and search_path from the
+	 * leader.
 	 */
 	PermBecomeTableOwner(heap, &saved);
-	reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
-									   build_callback, &bs, NULL);
+	bs.par = begin_parallel(heap, index, indexInfo, &bs);
+	if (bs.par)
+		reltuples = scan_parallel(&bs, bs.par);
+	else
+	{
+		if (!bs.wide)
+			bs.rows = RecStoreBegin(bs.budget / 2);
+		reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
+										   build_callback, &bs, NULL);
+		if (perm_report_build_workers)
+			ereport(NOTICE,
+					(errmsg("simhash_perm index \"%s\" was read by the leader alone",
+							RelationGetRelationName(index))));
+	}
 	PermRestoreUser(&saved);
 
 	write_index(index, MAIN_FORKNUM, &bs);
@@ -378,6 +504,9 @@ permbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	}
 	if (bs.store)
 		PermStoreBuildEnd(bs.store);
+	/* after the stores: their files go with the parallel context */
+	if (bs.par)
+		PermParallelEnd(bs.par);
 
 	MemoryContextSwitchTo(oldcxt);
 	MemoryContextDelete(bs.cxt);
@@ -397,6 +526,33 @@ permbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	result->heap_tuples = reltuples;
 	result->index_tuples = bs.n;
 	return result;
+}
+
+/*
+ * A parallel worker of CREATE INDEX (permbuildparallel.c): collects its
+ * share of the table as the leader does, as the table's owner, then sorts
+ * tables for the leader
+ */
+void
+simhash_perm_build_worker(dsm_segment *seg, shm_toc *toc)
+{
+	PermParallel *par = PermParallelAttach(seg, toc);
+	PermBuildState bs;
+	PermSavedUser saved;
+
+	memset(&bs, 0, sizeof(bs));
+	bs.cxt = CurrentMemoryContext;
+	bs.budget = (int64) maintenance_work_mem * 1024;
+	bs.heap = PermParallelHeap(par);
+	bs.wide = PermIndexIsWide(PermParallelIndex(par));
+	SimhashVoterInit(&bs.counter);
+	collect_into_shared_files(&bs, par);
+	PermBecomeTableOwner(bs.heap, &saved);
+	PermParallelScan(par, build_callback, &bs);
+	PermRestoreUser(&saved);
+	shared_files_done(&bs, par);
+	PermParallelSortTables(par);
+	PermParallelDetach(par);
 }
 
 /* ambuildempty: the init fork of an index on an unlogged table */

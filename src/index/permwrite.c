@@ -252,11 +252,78 @@ write_table(TableWriter *tw, RunSort *rs, uint16 *root_level)
 }
 
 /*
+ * Table t of layout in order: its records read from rows (for 64-bit
+ * fingerprints, every row's fingerprint, permuted for the table here; for
+ * bit(n) codes, the table's own (key, TID) of every row, as the build made
+ * them; NULL: none), n of them, sorted within budget bytes.  The sort is
+ * returned finished, to be read in order.
+ */
+RunSort *
+PermSortTable(RecStore *rows, int64 n, int64 budget, const PermLayout *layout,
+			  int t)
+{
+	RunSort    *rs = RunSortBegin(budget, n);
+	KeyTid		rec;
+	int64		i = 0;
+
+	if (rows && layout->width > 0)
+	{
+		RecStoreRewind(rows);
+		while (RecStoreNext(rows, &rec))
+		{
+			if ((++i & 0xFFFF) == 0)
+				CHECK_FOR_INTERRUPTS();
+			RunSortPut(rs, &rec);
+		}
+	}
+	else if (rows)
+	{
+		PermPermutation *perm = palloc(sizeof(PermPermutation));
+
+		PermMakePermutation(layout->bits[t], perm);
+		RecStoreRewind(rows);
+		while (RecStoreNext(rows, &rec))
+		{
+			if ((++i & 0xFFFF) == 0)
+				CHECK_FOR_INTERRUPTS();
+			rec.key = PermPermute(perm, rec.key);
+			RunSortPut(rs, &rec);
+		}
+		pfree(perm);
+	}
+	RunSortFinish(rs);
+	return rs;
+}
+
+/*
+ * Write table t of layout from its sorted entries (rs, finished), as new
+ * pages at the end of index's fork, every page with flags besides its kind
+ * (with log_pages each is WAL-logged as it is finished).  Returns the
+ * table's root and sets *root_level.
+ */
+BlockNumber
+PermWriteTable(Relation index, ForkNumber fork, const PermLayout *layout,
+			   int t, uint16 flags, bool log_pages, RunSort *rs,
+			   uint16 *root_level)
+{
+	TableWriter tw;
+
+	tw.index = index;
+	tw.fork = fork;
+	tw.table = t;
+	tw.flags = flags;
+	tw.log_pages = log_pages;
+	tw.extra_bytes = layout->extra / 8;
+	return write_table(&tw, rs, root_level);
+}
+
+/*
  * Write every table of layout from the rows (fingerprint, TID) in rows[0],
- * n of them (for bit(n) codes, from each table's (key, TID) in rows[t]), as new pages at the end of index's fork; each table sorts
- * within budget / 2 bytes.  Every page gets flags besides its kind; with
- * log_pages each is WAL-logged as it is finished.  With progress, the
- * CREATE INDEX progress view follows.  Sets each table's root and level.
+ * n of them (for bit(n) codes, from each table's (key, TID) in rows[t]), as
+ * new pages at the end of index's fork; each table sorts within budget / 2
+ * bytes.  Every page gets flags besides its kind; with log_pages each is
+ * WAL-logged as it is finished.  With progress, the CREATE INDEX progress
+ * view follows.  Sets each table's root and level.
  */
 void
 PermWriteTables(Relation index, ForkNumber fork, RecStore **rows, int64 n,
@@ -264,15 +331,8 @@ PermWriteTables(Relation index, ForkNumber fork, RecStore **rows, int64 n,
 				bool log_pages, bool progress, BlockNumber *roots,
 				uint16 *root_levels)
 {
-	PermPermutation *perm = palloc(sizeof(PermPermutation));
-	TableWriter tw;
 	int			t;
 
-	tw.index = index;
-	tw.fork = fork;
-	tw.flags = flags;
-	tw.log_pages = log_pages;
-	tw.extra_bytes = layout->extra / 8;
 	if (progress)
 	{
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL,
@@ -282,47 +342,21 @@ PermWriteTables(Relation index, ForkNumber fork, RecStore **rows, int64 n,
 	for (t = 0; t < layout->ntables; t++)
 	{
 		RunSort    *rs;
-		KeyTid		rec;
-		int64		i = 0;
 
-		/* sort the table's permuted keys within half the budget */
+		/* sort the table's keys within half the budget */
 		if (progress)
 			pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, PERM_PHASE_SORT);
-		PermMakePermutation(layout->bits[t], perm);
-		rs = RunSortBegin(budget / 2, n);
-		if (layout->width > 0 && rows[t])
-		{
-			/* bit(n) codes: the table's own keys, as the build made them */
-			RecStoreRewind(rows[t]);
-			while (RecStoreNext(rows[t], &rec))
-			{
-				if ((++i & 0xFFFF) == 0)
-					CHECK_FOR_INTERRUPTS();
-				RunSortPut(rs, &rec);
-			}
-		}
-		else if (layout->width == 0 && rows[0])
-		{
-			RecStoreRewind(rows[0]);
-			while (RecStoreNext(rows[0], &rec))
-			{
-				if ((++i & 0xFFFF) == 0)
-					CHECK_FOR_INTERRUPTS();
-				rec.key = PermPermute(perm, rec.key);
-				RunSortPut(rs, &rec);
-			}
-		}
-		RunSortFinish(rs);
+		rs = PermSortTable(rows[layout->width > 0 ? t : 0], n, budget / 2,
+						   layout, t);
 
 		/* and write it as the sort hands the keys out */
 		if (progress)
 			pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, PERM_PHASE_WRITE);
-		tw.table = t;
-		roots[t] = write_table(&tw, rs, &root_levels[t]);
+		roots[t] = PermWriteTable(index, fork, layout, t, flags, log_pages,
+								  rs, &root_levels[t]);
 		RunSortEnd(rs);
 		if (progress)
 			pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE,
 										 n * (t + 1));
 	}
-	pfree(perm);
 }

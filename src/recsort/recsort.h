@@ -70,6 +70,8 @@ extern RunSort *RunSortBegin(int64 budget_bytes, int64 expected);
 extern void RunSortPut(RunSort *rs, const KeyTid *rec);
 extern void RunSortFinish(RunSort *rs);
 extern bool RunSortNext(RunSort *rs, KeyTid *rec);
+extern void RunSortSave(RunSort *rs, struct BufFile *file);
+extern RunSort *RunSortOpenSorted(struct BufFile *file);
 extern void RunSortEnd(RunSort *rs);
 
 /* groupsort.c: records grouped by their top bits, in partitions */

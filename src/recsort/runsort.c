@@ -25,6 +25,10 @@
  * runs (a hundred million rows sorted in 64 MB) holds under a megabyte of
  * buffers.
  *
+ * A finished sort can be saved to a file (RunSortSave) and a saved one
+ * read back as a sort (RunSortOpenSorted): how a parallel build's worker
+ * hands a sorted table to the leader.
+ *
  * The design mirrors tuplesort's external sort without its per-tuple
  * headers: at 16 bytes a record and two buffers for the radix sort, a
  * 64 MB budget sorts two million rows in memory, where a tuplesort of
@@ -83,7 +87,11 @@ struct RunSort
 	int64		total;
 	RunSortHeapItem *heap;			/* merging: sources' heads, smallest first */
 	int			nheap;
+	BufFile    *sorted;			/* RunSortOpenSorted: buf is read from it */
 };
+
+/* Records a sort opened on a sorted file reads at once */
+#define RECSORT_SORTED_READ		8192
 
 /*
  * Sort n records by key, then TID; or, with top_bits below 64, by the top
@@ -346,14 +354,30 @@ RunSortFinish(RunSort *rs)
 		heap_sift_down(rs, r);
 }
 
+/* Refill the buffer of a sort opened on a sorted file; false at its end */
+static bool
+read_sorted(RunSort *rs)
+{
+	size_t		got = BufFileRead(rs->sorted, rs->buf, rs->max * sizeof(KeyTid));
+
+	if (got % sizeof(KeyTid) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not read a sorted record from a temporary file: read %zu bytes, not a multiple of %zu",
+						got, sizeof(KeyTid))));
+	rs->n = got / sizeof(KeyTid);
+	rs->next = 0;
+	return rs->n > 0;
+}
+
 /* The next record in order; false after the last */
 bool
 RunSortNext(RunSort *rs, KeyTid *rec)
 {
 	if (rs->nruns == 0)
 	{
-		/* all in memory */
-		if (rs->next >= rs->n)
+		/* all in memory, or read from a sorted file a buffer at a time */
+		if (rs->next >= rs->n && (rs->sorted == NULL || !read_sorted(rs)))
 			return false;
 		*rec = rs->buf[rs->next++];
 		return true;
@@ -369,6 +393,44 @@ RunSortNext(RunSort *rs, KeyTid *rec)
 	return true;
 }
 
+/*
+ * Every record of a finished sort, in order, to file: how a parallel
+ * build's worker hands a sorted table to the leader (a file of a shared
+ * file set).  The sort is read to its end.
+ */
+void
+RunSortSave(RunSort *rs, BufFile *file)
+{
+	KeyTid		rec;
+
+	if (rs->nruns == 0)
+	{
+		/* all in memory: one write */
+		RecSortWrite(file, rs->buf + rs->next, rs->n - rs->next);
+		rs->next = rs->n;
+		return;
+	}
+	while (RunSortNext(rs, &rec))
+		RecSortWrite(file, &rec, 1);
+}
+
+/*
+ * A finished sort whose records are those of file, in the order RunSortSave
+ * wrote them.  They are read through the sort's buffer, RECSORT_SORTED_READ
+ * records a read; RunSortEnd closes the file.
+ */
+RunSort *
+RunSortOpenSorted(BufFile *file)
+{
+	RunSort    *rs = palloc0(sizeof(RunSort));
+
+	rs->max = RECSORT_SORTED_READ;
+	rs->buf = palloc(rs->max * sizeof(KeyTid));
+	rs->sorted = file;
+	RecSortRewind(file);
+	return rs;
+}
+
 void
 RunSortEnd(RunSort *rs)
 {
@@ -376,11 +438,14 @@ RunSortEnd(RunSort *rs)
 
 	for (r = 0; r < rs->nruns; r++)
 		BufFileClose(rs->runs[r].file);
+	if (rs->sorted)
+		BufFileClose(rs->sorted);
 	if (rs->runs)
 		pfree(rs->runs);
 	if (rs->heap)
 		pfree(rs->heap);
 	pfree(rs->buf);
-	pfree(rs->tmp);
+	if (rs->tmp)
+		pfree(rs->tmp);
 	pfree(rs);
 }

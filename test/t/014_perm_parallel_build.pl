@@ -1,0 +1,152 @@
+# CREATE INDEX with parallel workers (src/index/permbuildparallel.c):
+#  - a crash (kill -9 of the building backend) while the workers read the
+#    table, during CREATE INDEX and CREATE INDEX CONCURRENTLY: after
+#    recovery the first index is gone, the second is left invalid, and a
+#    new parallel build succeeds and is sound;
+#  - CREATE INDEX CONCURRENTLY with parallel workers while four clients
+#    insert: every row, those inserted during the build included, is in
+#    the index, and its answers equal a sequential scan's.
+# The builds are made slow by an index expression that sleeps now and then
+# (PARALLEL SAFE, so the workers run it).
+use strict;
+use warnings FATAL => 'all';
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SimhashTAP;
+use IPC::Run;
+
+my $node = PostgreSQL::Test::Cluster->new('parallel_build');
+$node->init;
+$node->append_conf('postgresql.conf', qq{
+max_connections = 20
+max_parallel_maintenance_workers = 2
+maintenance_work_mem = 128MB
+min_parallel_table_scan_size = 0
+restart_after_crash = on
+});
+$node->start;
+$node->safe_psql('postgres', q{
+	CREATE EXTENSION simhash;
+	CREATE FUNCTION fast_fp(g bigint) RETURNS public.simhash64
+	  LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+	SELECT ((pg_catalog.hashint8(g)::bigint << 32) |
+			(pg_catalog.hashint8(-g - 1)::bigint & 4294967295))::public.simhash64 $$;
+	-- the same, but every 500th row sleeps 20 ms: about 4 s of sleep in
+	-- 100,000 rows
+	CREATE FUNCTION slow_fp(g bigint) RETURNS public.simhash64
+	  LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+	BEGIN
+		IF g % 500 = 0 THEN
+			PERFORM pg_catalog.pg_sleep(0.02);
+		END IF;
+		RETURN public.fast_fp(g);
+	END $$;
+	CREATE TABLE d (id bigint, fp simhash64);
+	INSERT INTO d SELECT g, fast_fp(g) FROM generate_series(1, 100000) g;
+	ANALYZE d;
+	CHECKPOINT;
+});
+
+# Start a build in the background, wait until both its workers are reading
+# the table, and kill its backend
+sub crash_during
+{
+	my ($sql) = @_;
+	my ($out, $err) = ('', '');
+	my $h = IPC::Run::start(
+		[ 'psql', '-X', '-q', '-d', $node->connstr('postgres'), '-c', $sql ],
+		'<', \undef, '>', \$out, '2>', \$err);
+	$node->poll_query_until('postgres', q{
+		SELECT count(*) = 2 FROM pg_stat_activity
+		 WHERE backend_type = 'parallel worker' AND query LIKE '%slow_fp%'})
+	  or die 'the build did not start its workers';
+	my $pid = $node->safe_psql('postgres',
+		q{SELECT pid FROM pg_stat_progress_create_index WHERE relid = 'd'::regclass});
+	ok($pid =~ /^\d+$/, "the building backend is $pid");
+	kill 'KILL', $pid;
+	$h->finish;
+	$node->poll_query_until('postgres', 'SELECT true')
+	  or die 'the server did not come back';
+}
+
+crash_during('CREATE INDEX d_crash ON d USING simhash_perm (slow_fp(id))');
+is($node->safe_psql('postgres', q{SELECT count(*) FROM pg_class WHERE relname = 'd_crash'}),
+	'0', 'after a crash during CREATE INDEX the index is gone');
+
+crash_during('CREATE INDEX CONCURRENTLY d_crash ON d USING simhash_perm (slow_fp(id))');
+is($node->safe_psql('postgres', q{
+	SELECT indisvalid FROM pg_index WHERE indexrelid = 'd_crash'::regclass}),
+	'f', 'after a crash during CREATE INDEX CONCURRENTLY the index is invalid');
+$node->safe_psql('postgres', 'DROP INDEX d_crash');
+
+# a parallel build after the crashes succeeds and is sound
+my ($stdout, $stderr);
+$node->psql('postgres', q{
+	SET simhash.report_build_workers = on;
+	CREATE INDEX d_idx ON d USING simhash_perm (slow_fp(id));
+}, stdout => \$stdout, stderr => \$stderr);
+like($stderr, qr/was read by 2 parallel workers and the leader/,
+	'the build after recovery is parallel');
+is($node->safe_psql('postgres', q{SELECT count(*) FROM simhash_perm_check('d_idx', true)}),
+	'4', 'it passes simhash_perm_check with every row');
+$node->safe_psql('postgres', 'DROP INDEX d_idx');
+
+# CREATE INDEX CONCURRENTLY with workers while four clients insert, each
+# committing every row
+$node->safe_psql('postgres', 'CREATE SEQUENCE s START 1000000');
+my @clients;
+for my $i (1 .. 4)
+{
+	my ($out, $err) = ('', '');
+	push @clients, IPC::Run::start(
+		[ 'psql', '-X', '-q', '-d', $node->connstr('postgres'), '-c', q{
+			DO $$
+			BEGIN
+			  FOR i IN 1 .. 1000000 LOOP
+			    INSERT INTO d SELECT v, fast_fp(v) FROM (SELECT nextval('s') AS v) x;
+			    COMMIT;
+			  END LOOP;
+			END $$;} ],
+		'<', \undef, '>', \$out, '2>', \$err);
+}
+$node->poll_query_until('postgres', 'SELECT last_value > 1000200 FROM s')
+  or die 'inserts did not start';
+$node->psql('postgres', q{
+	SET simhash.report_build_workers = on;
+	CREATE INDEX CONCURRENTLY d_conc ON d USING simhash_perm (slow_fp(id));
+}, stdout => \$stdout, stderr => \$stderr);
+like($stderr, qr/was read by 2 parallel workers and the leader/,
+	'CREATE INDEX CONCURRENTLY ran with two workers');
+my $during = $node->safe_psql('postgres', 'SELECT last_value FROM s');
+# a few more rows through the finished index, then stop the clients
+$node->poll_query_until('postgres', "SELECT last_value > $during + 200 FROM s")
+  or die 'inserts stopped';
+$_->kill_kill for @clients;
+
+is($node->safe_psql('postgres', q{
+	SELECT indisvalid FROM pg_index WHERE indexrelid = 'd_conc'::regclass}),
+	't', 'the concurrent build is valid');
+cmp_ok($node->safe_psql('postgres', 'SELECT count(*) FROM d WHERE id >= 1000000'), '>', 400,
+	'rows were inserted during and after the build');
+is($node->safe_psql('postgres', q{SELECT count(*) FROM simhash_perm_check('d_conc', true)}),
+	'4', 'every row, those inserted during the build included, is in the index');
+# the fingerprints the index holds are those of column fp, which the
+# sequential scan reads without sleeping
+my $queries = q{
+	(SELECT fp FROM d WHERE id % 4999 = 0 OR id > 1000000 AND id % 41 = 0 LIMIT 40) q,
+	generate_series(0, 4, 2) k, d};
+my $truth = $node->safe_psql('postgres', qq{
+	SET enable_indexscan = off; SET enable_bitmapscan = off;
+	SELECT count(*), coalesce(sum(d.id * (k + 1)), 0) FROM $queries
+	 WHERE hamming_near(d.fp, q.fp, k)});
+my $index = $node->safe_psql('postgres', qq{
+	SET enable_seqscan = off; SET enable_bitmapscan = off;
+	SELECT count(*), coalesce(sum(d.id * (k + 1)), 0) FROM $queries
+	 WHERE hamming_near(slow_fp(d.id), q.fp, k)});
+is($index, $truth, 'its answers equal a sequential scan');
+
+$node->stop;
+done_testing();
