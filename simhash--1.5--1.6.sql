@@ -1,4 +1,4 @@
-/* simhash 1.5 -> 1.6: the 128-bit fingerprint; Hamming distance of bit(n) codes */
+/* simhash 1.5 -> 1.6: the 128-bit fingerprint; Hamming distance of bit(n) codes; character tokens */
 
 \echo Use "ALTER EXTENSION simhash UPDATE TO '1.6'" to load this file. \quit
 
@@ -7,11 +7,13 @@
 -- result always has 128 bits: store it in a bit(128) column.  (PostgreSQL
 -- keeps no length in a function's result type, so the catalog says "bit".)
 -- The leftmost 64 bits are simhash(doc)::bit(64).  Compare two with
--- bit_count(a # b), the Hamming distance.
+-- bit_count(a # b), the Hamming distance.  tokens => 'chars' makes every
+-- letter or digit a token (see simhash_jaccard below).
 CREATE FUNCTION simhash128(doc pg_catalog.text,
 						   shingles pg_catalog.int4[] DEFAULT '{1,3}',
 						   weighting pg_catalog.text DEFAULT 'tf',
-						   cjk pg_catalog.text DEFAULT 'unigram')
+						   cjk pg_catalog.text DEFAULT 'unigram',
+						   tokens pg_catalog.text DEFAULT 'words')
 	RETURNS pg_catalog.bit
 	AS 'MODULE_PATHNAME', 'simhash128_text'
 	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
@@ -161,3 +163,39 @@ CREATE OPERATOR ~= (
 
 ALTER OPERATOR FAMILY simhash_perm_bit_ops USING simhash_perm ADD
 	OPERATOR 3 ~= (pg_catalog.bit, pg_catalog.bit);
+
+--
+-- Character tokens: tokens => 'chars' makes every letter or digit of any
+-- script a token (docs/fingerprint_format.md, "Character tokens"), so that
+-- simhash_jaccard(a, b, tokens => 'chars') is the Jaccard similarity of the
+-- texts' sets of 3-character runs of their letters and digits, and
+-- minhash(doc, n, tokens => 'chars') estimates it: text that mixes Chinese
+-- with English words then weighs each character alike.
+--
+-- The parameter comes last, with a default, so every call written for 1.1
+-- means what it meant.  PostgreSQL cannot add a parameter to a function,
+-- and an overload beside the old one would make every call that leaves it
+-- out ambiguous (or, with the parameter third and required, would read
+-- simhash_jaccard(a, b, '{1}') as tokens '{1}'): the functions of 1.1 are
+-- replaced.  A view or index that calls one makes this update fail, naming
+-- it: drop it, update, create it again (README, "Upgrading").  The library
+-- still serves the old declarations, with word tokens, until the update.
+--
+DROP FUNCTION simhash_jaccard(pg_catalog.text, pg_catalog.text, pg_catalog.int4[], pg_catalog.text);
+CREATE FUNCTION simhash_jaccard(a pg_catalog.text, b pg_catalog.text,
+								shingles pg_catalog.int4[] DEFAULT '{3}',
+								cjk pg_catalog.text DEFAULT 'unigram',
+								tokens pg_catalog.text DEFAULT 'words')
+	RETURNS pg_catalog.float8
+	AS 'MODULE_PATHNAME', 'simhash_text_jaccard'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+DROP FUNCTION minhash(pg_catalog.text, pg_catalog.int4, pg_catalog.int4[], pg_catalog.text);
+CREATE FUNCTION minhash(doc pg_catalog.text,
+						n pg_catalog.int4 DEFAULT 128,
+						shingles pg_catalog.int4[] DEFAULT '{3}',
+						cjk pg_catalog.text DEFAULT 'unigram',
+						tokens pg_catalog.text DEFAULT 'words')
+	RETURNS pg_catalog.int8[]
+	AS 'MODULE_PATHNAME', 'minhash_text'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;

@@ -47,6 +47,7 @@ typedef struct SimhashConfig
 	int			chargram;		/* n of character n-grams, or 0 */
 	SimhashWeighting weighting;
 	SimhashCjkMode cjk;
+	SimhashTokens tokens;		/* words (with cjk) or characters */
 } SimhashConfig;
 
 /*

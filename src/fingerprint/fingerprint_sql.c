@@ -84,6 +84,11 @@ static const OptionWord cjk_words[] = {
 	{"bigram", SIMHASH_CJK_BIGRAM},
 };
 
+static const OptionWord tokens_words[] = {
+	{"words", SIMHASH_TOKENS_WORDS},
+	{"chars", SIMHASH_TOKENS_CHARS},
+};
+
 static const OptionWord weighting_words[] = {
 	{"tf", SIMHASH_WEIGHT_TF},
 	{"binary", SIMHASH_WEIGHT_BINARY},
@@ -127,6 +132,14 @@ parse_cjk(text *cjk)
 {
 	return (SimhashCjkMode) parse_option("cjk", cjk, cjk_words,
 										 lengthof(cjk_words));
+}
+
+/* Parse the tokens option */
+static inline SimhashTokens
+parse_tokens(text *tokens)
+{
+	return (SimhashTokens) parse_option("tokens", tokens, tokens_words,
+										lengthof(tokens_words));
 }
 
 /* Parse the weighting option */
@@ -210,9 +223,12 @@ typedef struct ShinglesCache
 } ShinglesCache;
 
 /*
- * Build a word-shingle feature scheme from the arguments of a call: the
- * shingle sizes, the weighting (or tf, if weighting_arg < 0) and the CJK
- * mode are arguments shingles_arg, weighting_arg and cjk_arg.
+ * Build a shingle feature scheme from the arguments of a call: the shingle
+ * sizes, the weighting (or tf, if weighting_arg < 0), the CJK mode and the
+ * kind of tokens are arguments shingles_arg, weighting_arg, cjk_arg and
+ * tokens_arg.  The tokens are words if tokens_arg < 0 or the call has no
+ * such argument: the functions declared before version 1.6 (which a
+ * database not yet updated still calls) have none.
  *
  * The shingle sizes are usually a constant or a query parameter, the same
  * on every call of a query: then they are parsed once.  An array computed
@@ -221,7 +237,8 @@ typedef struct ShinglesCache
  */
 void
 SimhashConfigFromArgs(FunctionCallInfo fcinfo, int shingles_arg,
-					  int weighting_arg, int cjk_arg, SimhashConfig *config)
+					  int weighting_arg, int cjk_arg, int tokens_arg,
+					  SimhashConfig *config)
 {
 	ShinglesCache *cache = (ShinglesCache *) fcinfo->flinfo->fn_extra;
 
@@ -242,13 +259,28 @@ SimhashConfigFromArgs(FunctionCallInfo fcinfo, int shingles_arg,
 	config->weighting = weighting_arg < 0 ? SIMHASH_WEIGHT_TF :
 		parse_weighting(PG_GETARG_TEXT_PP(weighting_arg));
 	config->cjk = parse_cjk(PG_GETARG_TEXT_PP(cjk_arg));
+	config->tokens = (tokens_arg >= 0 && tokens_arg < PG_NARGS()) ?
+		parse_tokens(PG_GETARG_TEXT_PP(tokens_arg)) : SIMHASH_TOKENS_WORDS;
+
+	/* characters are tokens one by one: there are no runs to pair */
+	if (config->tokens == SIMHASH_TOKENS_CHARS &&
+		config->cjk != SIMHASH_CJK_UNIGRAM)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"cjk\" with tokens \"chars\": \"%s\"",
+						text_to_cstring(PG_GETARG_TEXT_PP(cjk_arg))),
+				 errdetail("With tokens \"chars\" every character is a token of its own, so cjk must be \"unigram\"."),
+				 errhint("Pairs of characters are shingles => '{2}'.")));
 }
 
-/* The scheme of simhash(doc, shingles, weighting, cjk) and its helpers */
+/*
+ * The scheme of simhash(doc, shingles, weighting, cjk), of its helpers and
+ * of simhash128(doc, shingles, weighting, cjk, tokens)
+ */
 static inline void
 config_from_args(FunctionCallInfo fcinfo, SimhashConfig *config)
 {
-	SimhashConfigFromArgs(fcinfo, 1, 2, 3, config);
+	SimhashConfigFromArgs(fcinfo, 1, 2, 3, 4, config);
 }
 
 /* The fingerprint of a text argument; nfeatures as for SimhashOfText */
@@ -342,7 +374,7 @@ simhash_text_is_reliable(PG_FUNCTION_ARGS)
 	int64		min_features = PG_GETARG_INT64(1);
 	SimhashConfig config;
 
-	SimhashConfigFromArgs(fcinfo, 2, 3, 4, &config);
+	SimhashConfigFromArgs(fcinfo, 2, 3, 4, -1, &config);
 	PG_RETURN_BOOL(feature_count_of_text_arg(PG_GETARG_TEXT_PP(0), &config) >=
 				   min_features);
 }
@@ -562,6 +594,7 @@ simhash_text_chargrams(PG_FUNCTION_ARGS)
 	config.chargram = n;
 	config.weighting = parse_weighting(PG_GETARG_TEXT_PP(2));
 	config.cjk = SIMHASH_CJK_UNIGRAM;
+	config.tokens = SIMHASH_TOKENS_WORDS;
 	PG_RETURN_SIMHASH(simhash_of_text_arg(doc, &config, NULL));
 }
 
@@ -577,8 +610,8 @@ SimhashFeatureSetOfText(text *doc, const SimhashConfig *config,
 }
 
 /*
- * simhash_jaccard(a, b, shingles, cjk): |A & B| / |A | B| of the two texts'
- * sets of distinct features.  Two texts without features have equal (empty)
+ * simhash_jaccard(a, b, shingles, cjk, tokens): |A & B| / |A | B| of the two
+ * texts' sets of distinct features.  Two texts without features have equal (empty)
  * sets, so their similarity is 1.
  */
 Datum
@@ -595,7 +628,7 @@ simhash_text_jaccard(PG_FUNCTION_ARGS)
 				j = 0,
 				common = 0;
 
-	SimhashConfigFromArgs(fcinfo, 2, -1, 3, &config);
+	SimhashConfigFromArgs(fcinfo, 2, -1, 3, 4, &config);
 	fa = SimhashFeatureSetOfText(a, &config, &na);
 	fb = SimhashFeatureSetOfText(b, &config, &nb);
 	if (na + nb == 0)

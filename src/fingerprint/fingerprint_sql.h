@@ -18,7 +18,7 @@
 
 extern void SimhashConfigFromArgs(FunctionCallInfo fcinfo, int shingles_arg,
 								  int weighting_arg, int cjk_arg,
-								  SimhashConfig *config);
+								  int tokens_arg, SimhashConfig *config);
 extern uint64 *SimhashFeatureSetOfText(text *doc, const SimhashConfig *config,
 									   size_t *nfeatures);
 
