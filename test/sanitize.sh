@@ -316,6 +316,15 @@ fi
 if [ -n "$(log_reports "$LOG" "$log_offset")" ] ||
 	tail -c +"$((log_offset + 1))" "$LOG" | grep -q 'terminated by signal'; then
 	fail "the server log of the regression tests shows a crash or a sanitizer report"
+	# what explains it, here and at the end of test/run_all.sh's output
+	{
+		echo "---- $LOG (before the crash)"
+		tail -c +"$((log_offset + 1))" "$LOG" |
+			grep -B30 -m1 -E 'terminated by signal|AddressSanitizer|runtime error' | tail -31
+		log_reports "$LOG" "$log_offset" | head -10
+		for f in $(report_files); do echo "---- $f"; head -60 "$f"; done
+	} | tee -a "${SIMHASH_FAILURE_LOG:-/dev/null}"
+	keep "$LOG" "$SAN"
 fi
 
 stage "fuzzing for $FUZZ_SECONDS s (seed $FUZZ_SEED)"

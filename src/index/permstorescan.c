@@ -141,7 +141,8 @@ PermStoreScanBegin(Relation index, const VarBit *center,
 	ss->skip_d = from;
 	ss->nskip = nhanded;
 	ss->skip = palloc(Max(1, nhanded) * sizeof(ItemPointerData));
-	memcpy(ss->skip, handed, nhanded * sizeof(ItemPointerData));
+	if (nhanded > 0)			/* handed may be NULL then */
+		memcpy(ss->skip, handed, nhanded * sizeof(ItemPointerData));
 	ss->nskip = PermTidsSortUnique(ss->skip, ss->nskip);
 	ss->hist = palloc0((ss->width + 1) * sizeof(int64));
 	ss->done = ss->lo > ss->cap;
