@@ -138,28 +138,49 @@ INSERT INTO pw SELECT 100000 + id, code # wide_mask(256, id % 40)::bit(256)
   FROM pw WHERE id <= 200;
 INSERT INTO pw VALUES (-1, NULL);
 ANALYZE pw;
--- an index that keeps a code store (permstore.c) is built by the leader
--- alone: the process that reads a row collects its whole code
-CREATE INDEX pw_store ON pw USING simhash_perm (code);
-DROP INDEX pw_store;
--- the parallel build of bit(n) codes, on indexes without a store
+-- with a code store (permstore.c), as bit(n) indexes are built by
+-- default: each worker spools the whole codes and NULL rows of its share
+-- for the leader, whose store then holds the same entries as a serial
+-- build's, in another order; without one
+SELECT setseed(0.62);
+CREATE TABLE pw_far AS SELECT i, ('x' || wide_random(256))::bit(256) AS code
+  FROM generate_series(1, 3) i;
+CREATE FUNCTION par_wide(store bool) RETURNS SETOF text LANGUAGE plpgsql AS $f$
+DECLARE
+	q record;
+BEGIN
+	PERFORM set_config('simhash.build_code_store', store::text, false);
+	CREATE INDEX pw_par ON pw USING simhash_perm (code);
+	SET max_parallel_maintenance_workers = 0;
+	CREATE INDEX pw_ser ON pw USING simhash_perm (code);
+	SET max_parallel_maintenance_workers = 2;
+	RETURN NEXT format('same: %s, substrings: %s, entries: %s, store chains checked: %s, tables checked: %s',
+		par_same('pw_par', 'pw_ser'),
+		(SELECT count(*) FROM simhash_perm_info('pw_par')),
+		(SELECT min(entries) FROM simhash_perm_info('pw_par')),
+		(SELECT count(*) FILTER (WHERE table_no < 0) FROM simhash_perm_check('pw_par', true)),
+		(SELECT count(*) FROM simhash_perm_check('pw_par', true)));
+	DROP INDEX pw_ser;
+	FOR q IN SELECT * FROM par_compare('pw_par', ARRAY(
+		SELECT format('SELECT id::text FROM pw WHERE hamming_near(code, %L::bit(256), %s)', code, r)
+		  FROM pw, unnest('{0, 8, 20, 39}'::int[]) r WHERE id IN (3, 150)
+		UNION ALL
+		SELECT format('SELECT string_agg(d::text, %L) FROM (SELECT code <-> %L::bit(256) AS d FROM pw ORDER BY code <-> %L::bit(256) LIMIT 10) s',
+					  ',', code, code)
+		  FROM (SELECT code FROM pw WHERE id IN (5, 199) UNION ALL SELECT code FROM pw_far) q
+		UNION ALL
+		SELECT format('SELECT id::text FROM (SELECT id FROM pw ORDER BY code <-> %L::bit(256) LIMIT 9000) s',
+					  code)
+		  FROM pw_far WHERE i = 1)) LOOP
+		RETURN NEXT format('rows %s, through the index %s, differ %s', q.rows, q.through_index, q.differ);
+	END LOOP;
+	DROP INDEX pw_par;
+	RESET simhash.build_code_store;
+END $f$;
+SELECT par_wide(true);
+SELECT par_wide(false);
+DROP FUNCTION par_wide(bool);
 SET simhash.build_code_store = off;
-CREATE INDEX pw_par ON pw USING simhash_perm (code);
-SET max_parallel_maintenance_workers = 0;
-CREATE INDEX pw_ser ON pw USING simhash_perm (code);
-SET max_parallel_maintenance_workers = 2;
-SELECT par_same('pw_par', 'pw_ser') AS same,
-	   (SELECT count(*) FROM simhash_perm_info('pw_par')) AS substrings,
-	   (SELECT min(entries) FROM simhash_perm_info('pw_par')) AS entries;
-SELECT count(*) AS tables_checked FROM simhash_perm_check('pw_par', true);
-DROP INDEX pw_ser;
-SELECT * FROM par_compare('pw_par', ARRAY(
-	SELECT format('SELECT id::text FROM pw WHERE hamming_near(code, %L::bit(256), %s)', code, r)
-	  FROM pw, unnest('{0, 8, 20, 39}'::int[]) r WHERE id IN (3, 150)));
-SELECT * FROM par_compare('pw_par', ARRAY(
-	SELECT format('SELECT string_agg(d::text, %L) FROM (SELECT code <-> %L::bit(256) AS d FROM pw ORDER BY code <-> %L::bit(256) LIMIT 10) s',
-				  ',', code, code)
-	  FROM pw WHERE id IN (5, 199)));
 -- bit varying without a declared width: the layout waits for the first
 -- row, so the build is serial; with the width given, parallel
 CREATE TABLE pv (id int, code bit varying);
@@ -168,7 +189,7 @@ CREATE INDEX pv_first_row ON pv USING simhash_perm (code);
 CREATE INDEX pv_width ON pv USING simhash_perm (code) WITH (width = 256);
 SELECT par_same('pv_first_row', 'pv_width') AS same;
 RESET simhash.build_code_store;
-DROP TABLE pw, pv;
+DROP TABLE pw, pw_far, pv;
 
 -- 3. Leading columns: (tenant, fingerprint), skewed tenants
 CREATE TABLE pt (id bigint, site int, fp simhash64);

@@ -529,6 +529,7 @@ extern Relation PermOpenIndexForInspection(Oid indexoid, LOCKMODE lockmode,
 /* permbuild.c (and its parallel workers: a dynamic shared memory segment) */
 struct dsm_segment;
 struct shm_toc;
+struct SharedFileSet;
 
 extern IndexBuildResult *permbuild(Relation heap, Relation index,
 								   struct IndexInfo *indexInfo);
@@ -538,6 +539,7 @@ extern PGDLLEXPORT void simhash_perm_build_worker(struct dsm_segment *seg,
 
 /* permbuildparallel.c */
 typedef struct PermParallel PermParallel;
+typedef struct PermStoreBuild PermStoreBuild;	/* permstore.c */
 struct SimhashVoter;
 
 extern bool perm_report_build_workers;
@@ -545,19 +547,22 @@ extern PermParallel *PermParallelBegin(Relation heap, Relation index,
 									   struct IndexInfo *indexInfo,
 									   int nstores,
 									   const PermLayout *code_layout,
-									   int64 budget);
+									   int64 budget, bool code_store);
 extern PermParallel *PermParallelAttach(struct dsm_segment *seg,
 										struct shm_toc *toc);
 extern Relation PermParallelHeap(PermParallel *par);
 extern Relation PermParallelIndex(PermParallel *par);
 extern const PermLayout *PermParallelCodeLayout(PermParallel *par);
 extern RecStore *PermParallelStore(PermParallel *par, int s);
+extern PermStoreBuild *PermParallelStoreBuild(PermParallel *par);
 extern void PermParallelScan(PermParallel *par, IndexBuildCallback callback,
 							 void *arg);
 extern void PermParallelScanned(PermParallel *par, int64 nrows,
-								const struct SimhashVoter *votes);
+								const struct SimhashVoter *votes,
+								PermStoreBuild *code_store);
 extern double PermParallelGather(PermParallel *par, RecStore **stores,
-								 int64 *nrows, struct SimhashVoter *votes);
+								 int64 *nrows, struct SimhashVoter *votes,
+								 PermStoreBuild *code_store);
 extern void PermParallelWriteTables(PermParallel *par, RecStore **rows,
 									int64 n, const PermLayout *layout,
 									BlockNumber *roots, uint16 *root_levels);
@@ -655,13 +660,19 @@ extern void PermCountWithin(Relation index, const uint64 *centers, int n, int k,
 							double *counts);
 
 /* permstore.c */
-typedef struct PermStoreBuild PermStoreBuild;
 
 extern bool perm_build_code_store;
 extern bool PermIndexWantsStore(Relation index);
-extern PermStoreBuild *PermStoreBuildBegin(Relation index);
+extern PermStoreBuild *PermStoreBuildBegin(Relation index,
+										   struct SharedFileSet *fileset,
+										   int part);
 extern void PermStoreBuildAdd(PermStoreBuild *sb, ItemPointer tid,
 							  Datum value, bool isnull);
+extern void PermStoreBuildShare(PermStoreBuild *sb, int64 *ncodes,
+								int64 *nnulls);
+extern void PermStoreBuildAddShared(PermStoreBuild *sb,
+									struct SharedFileSet *fileset, int part,
+									int64 ncodes, int64 nnulls);
 extern void PermStoreBuildWrite(PermStoreBuild *sb, Relation index,
 								ForkNumber fork, int width,
 								PermMetaStore *store);

@@ -378,7 +378,7 @@ shared_files_done(PermBuildState *bs, PermParallel *par)
 {
 	SimhashVoterAddBatch(&bs->counter, bs->batch, bs->nbatch);
 	bs->nbatch = 0;
-	PermParallelScanned(par, bs->n, &bs->counter);
+	PermParallelScanned(par, bs->n, &bs->counter, bs->store);
 	bs->rows = NULL;
 	if (bs->wide_rows)
 		pfree(bs->wide_rows);
@@ -386,12 +386,11 @@ shared_files_done(PermBuildState *bs, PermParallel *par)
 }
 
 /*
- * The leader starts a parallel build if PostgreSQL plans workers for it:
+ * The leader starts a parallel build if PostgreSQL plans workers for it;
  * not for the codes of a bit varying column of no declared width, whose
  * layout waits for the first row (every process must collect under the
- * same one), nor for an index that keeps a code store (permstore.c), whose
- * whole codes and NULL rows only the process that reads a row collects
- * (the workers' rows reach the leader as the tables' records)
+ * same one).  An index that keeps a code store (permstore.c) has each
+ * worker spool its rows' whole codes and NULL rows for the leader.
  */
 static PermParallel *
 begin_parallel(Relation heap, Relation index, IndexInfo *indexInfo,
@@ -399,15 +398,14 @@ begin_parallel(Relation heap, Relation index, IndexInfo *indexInfo,
 {
 	PermLayout	code_layout;
 
-	if (bs->store)
-		return NULL;
 	if (!bs->wide)
-		return PermParallelBegin(heap, index, indexInfo, 1, NULL, bs->budget);
+		return PermParallelBegin(heap, index, indexInfo, 1, NULL, bs->budget,
+								 false);
 	if (declared_width(index) <= 0)
 		return NULL;
 	wide_choose_layout(heap, index, declared_width(index), &code_layout);
 	return PermParallelBegin(heap, index, indexInfo, code_layout.ntables,
-							 &code_layout, bs->budget);
+							 &code_layout, bs->budget, bs->store != NULL);
 }
 
 /*
@@ -424,7 +422,8 @@ scan_parallel(PermBuildState *bs, PermParallel *par)
 	collect_into_shared_files(bs, par);
 	PermParallelScan(par, build_callback, bs);
 	shared_files_done(bs, par);
-	reltuples = PermParallelGather(par, stores, &bs->n, &bs->counter);
+	reltuples = PermParallelGather(par, stores, &bs->n, &bs->counter,
+								   bs->store);
 	if (bs->wide)
 	{
 		bs->wide_rows = palloc(bs->wide_layout.ntables * sizeof(RecStore *));
@@ -461,7 +460,7 @@ permbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 		PermCheckExclusionStrategies(index, indexInfo->ii_ExclusionStrats);
 	bs.wide = PermIndexIsWide(index);
 	if (PermIndexWantsStore(index))
-		bs.store = PermStoreBuildBegin(index);
+		bs.store = PermStoreBuildBegin(index, NULL, 0);
 	SimhashVoterInit(&bs.counter);
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, PERM_PHASE_SCAN);
@@ -545,12 +544,15 @@ simhash_perm_build_worker(dsm_segment *seg, shm_toc *toc)
 	bs.budget = (int64) maintenance_work_mem * 1024;
 	bs.heap = PermParallelHeap(par);
 	bs.wide = PermIndexIsWide(PermParallelIndex(par));
+	bs.store = PermParallelStoreBuild(par);
 	SimhashVoterInit(&bs.counter);
 	collect_into_shared_files(&bs, par);
 	PermBecomeTableOwner(bs.heap, &saved);
 	PermParallelScan(par, build_callback, &bs);
 	PermRestoreUser(&saved);
 	shared_files_done(&bs, par);
+	if (bs.store)
+		PermStoreBuildEnd(bs.store);
 	PermParallelSortTables(par);
 	PermParallelDetach(par);
 }
@@ -565,7 +567,7 @@ permbuildempty(Relation index)
 	bs.budget = (int64) maintenance_work_mem * 1024;
 	bs.wide = PermIndexIsWide(index);
 	if (PermIndexWantsStore(index))
-		bs.store = PermStoreBuildBegin(index);
+		bs.store = PermStoreBuildBegin(index, NULL, 0);
 	SimhashVoterInit(&bs.counter);
 	write_index(index, INIT_FORKNUM, &bs);
 	if (bs.store)

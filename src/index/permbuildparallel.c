@@ -14,7 +14,8 @@
  *	   collects of each row into its own files of a shared file set: for
  *	   64-bit fingerprints one file of (fingerprint, TID), for bit(n) codes
  *	   one file per table of (key, TID), the layout being fixed before the
- *	   scan; and counts how often each bit is set;
+ *	   scan, and two of the code store's rows (permstore.c) if the index
+ *	   keeps one; and counts how often each bit is set;
  *	2. the leader waits for every share, sums the counts, chooses the
  *	   layout (64-bit fingerprints) and writes the metapage, then lets the
  *	   sorts begin;
@@ -27,8 +28,10 @@
  *
  * The leader writes every page, in the order a serial build writes them,
  * from the same records in the same order (key, then TID: a total order),
- * under the same layout (the sums of the counts are the counts): the index
- * is the serial build's, page for page.
+ * under the same layout (the sums of the counts are the counts): the tables
+ * are the serial build's, page for page.  The code store holds the serial
+ * build's entries on as many pages, the leader's rows first, then each
+ * worker's: no answer depends on their order.
  *
  * The workers run the table owner's code (index expressions, a partial
  * index's predicate) as the leader does: a parallel worker takes the
@@ -86,6 +89,8 @@ typedef struct PermParallelPart
 {
 	bool		scanned;		/* its files are complete */
 	int64		nrows;			/* records in each of its files */
+	int64		store_codes;	/* a worker's spool of the code store: */
+	int64		store_nulls;	/* its codes and NULL codes */
 	SimhashVoter votes;			/* how often each bit is set in its rows */
 } PermParallelPart;
 
@@ -98,6 +103,7 @@ typedef struct PermParallelShared
 	int			nstores;		/* files each process writes */
 	int64		budget;			/* maintenance_work_mem, in bytes */
 	bool		has_code_layout;	/* bit(n) codes: layout is fixed */
+	bool		code_store;		/* the index keeps a code store */
 	SharedFileSet fileset;
 
 	slock_t		mutex;
@@ -177,10 +183,13 @@ sorted_file_name(int table)
  * workers inherit with the settings.  nstores: files each process writes;
  * code_layout: for bit(n) codes, the layout fixed before the scan, else
  * NULL.  budget: maintenance_work_mem in bytes, shared by the sorts.
+ * code_store: the index keeps a code store (permstore.c), whose rows each
+ * worker spools to files of the set for the leader.
  */
 PermParallel *
 PermParallelBegin(Relation heap, Relation index, IndexInfo *indexInfo,
-				  int nstores, const PermLayout *code_layout, int64 budget)
+				  int nstores, const PermLayout *code_layout, int64 budget,
+				  bool code_store)
 {
 	int			request = workers_planned(heap, index, indexInfo);
 	ParallelContext *pcxt;
@@ -240,6 +249,7 @@ PermParallelBegin(Relation heap, Relation index, IndexInfo *indexInfo,
 	shared->isconcurrent = indexInfo->ii_Concurrent;
 	shared->nstores = nstores;
 	shared->budget = budget;
+	shared->code_store = code_store;
 	if (code_layout)
 	{
 		shared->has_code_layout = true;
@@ -345,6 +355,18 @@ PermParallelCodeLayout(PermParallel *par)
 	return par->shared->has_code_layout ? &par->shared->layout : NULL;
 }
 
+/*
+ * A worker's collection of the code store's rows, in files of the shared
+ * set; NULL if the index keeps no store
+ */
+PermStoreBuild *
+PermParallelStoreBuild(PermParallel *par)
+{
+	if (!par->shared->code_store)
+		return NULL;
+	return PermStoreBuildBegin(par->index, &par->shared->fileset, par->part);
+}
+
 /* This process's store number s: a file of the shared set */
 RecStore *
 PermParallelStore(PermParallel *par, int s)
@@ -384,10 +406,12 @@ PermParallelScan(PermParallel *par, IndexBuildCallback callback, void *arg)
 
 /*
  * This process's share is read: nrows records in each of its stores (which
- * it must not use any more), its bits counted in votes
+ * it must not use any more), its bits counted in votes; a worker's rows of
+ * the code store in code_store (the leader keeps its own)
  */
 void
-PermParallelScanned(PermParallel *par, int64 nrows, const SimhashVoter *votes)
+PermParallelScanned(PermParallel *par, int64 nrows, const SimhashVoter *votes,
+					PermStoreBuild *code_store)
 {
 	PermParallelShared *shared = par->shared;
 	PermParallelPart *part = &shared->parts[par->part];
@@ -404,6 +428,8 @@ PermParallelScanned(PermParallel *par, int64 nrows, const SimhashVoter *votes)
 		par->stores[s] = NULL;
 		par->files[s] = NULL;
 	}
+	if (code_store && par->part > 0)
+		PermStoreBuildShare(code_store, &part->store_codes, &part->store_nulls);
 	part->nrows = nrows;
 	part->votes = *votes;
 	SpinLockAcquire(&shared->mutex);
@@ -442,13 +468,14 @@ open_stores(PermParallelShared *shared, int s)
 /*
  * The leader, after its own share: wait for every worker's, then hand out
  * the rows of all as stores[0 .. nstores - 1] (each every process's file of
- * that number), their number, and the sums of their counts.  Returns the
- * rows the scans read; sets indexInfo's broken HOT chain if a worker met
- * one.
+ * that number), their number, and the sums of their counts; the workers'
+ * rows of the code store are added to the leader's code_store.  Returns
+ * the rows the scans read; sets indexInfo's broken HOT chain if a worker
+ * met one.
  */
 double
 PermParallelGather(PermParallel *par, RecStore **stores, int64 *nrows,
-				   SimhashVoter *votes)
+				   SimhashVoter *votes, PermStoreBuild *code_store)
 {
 	PermParallelShared *shared = par->shared;
 	int			nparticipants = par->pcxt->nworkers_launched + 1;
@@ -492,6 +519,11 @@ PermParallelGather(PermParallel *par, RecStore **stores, int64 *nrows,
 	shared->nrows = *nrows;
 	for (s = 0; s < shared->nstores; s++)
 		stores[s] = open_stores(shared, s);
+	if (code_store)
+		for (p = 1; p < nparticipants; p++)
+			PermStoreBuildAddShared(code_store, &shared->fileset, p,
+									shared->parts[p].store_codes,
+									shared->parts[p].store_nulls);
 
 	if (perm_report_build_workers)
 		ereport(NOTICE,

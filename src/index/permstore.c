@@ -50,21 +50,37 @@
 #include "miscadmin.h"
 #include "port/pg_bswap.h"
 #include "storage/buffile.h"
+#include "storage/sharedfileset.h"
 #include "storage/bufmgr.h"
 #include "utils/rel.h"
 
 #include "index/perm.h"
 
-/* The build's rows, spooled to temporary files as the table is read */
+/*
+ * The rows of a process's share of the build, spooled to two files: its
+ * code entries and its NULL codes' TIDs
+ */
+typedef struct StoreSpool
+{
+	BufFile    *file[2];		/* [0] entries of codes, [1] TIDs of NULLs */
+	int64		count[2];
+} StoreSpool;
+
+/*
+ * The build's rows.  The process that reads a row spools it (spools[0]):
+ * to temporary files, or in a parallel build's worker to files of the
+ * build's shared set, which the leader then adds as further spools, in
+ * the workers' order (PermStoreBuildAddShared).
+ */
 struct PermStoreBuild
 {
 	Relation	index;
 	int			width;
 	int			esize;
-	BufFile    *codes;			/* entries of codes */
-	BufFile    *nulls;			/* TIDs of NULL codes */
-	int64		ncodes;
-	int64		nnulls;
+	SharedFileSet *fileset;		/* a worker's: its files are shared */
+	int			part;			/* the worker's number in file names */
+	int			nspools;
+	StoreSpool *spools;
 };
 
 bool		perm_build_code_store = true;
@@ -210,17 +226,51 @@ make_entry(char *entry, int width, ItemPointer tid, const VarBit *code)
 	memcpy(entry + words * sizeof(uint64), tid, sizeof(ItemPointerData));
 }
 
+/* The name of a worker's file of the shared set: codes, or NULLs */
+static char *
+shared_file_name(int part, int which)
+{
+	return psprintf("store.%d.%s", part, which == 0 ? "codes" : "nulls");
+}
+
 /*
- * The build: the rows are spooled to two temporary files as the table is
- * read, then written as the two chains after the tables
+ * The build: the rows are spooled as the table is read, then written as
+ * the two chains after the tables.  fileset: NULL, or a parallel worker's
+ * (part its number), whose spool the leader reads.
  */
 PermStoreBuild *
-PermStoreBuildBegin(Relation index)
+PermStoreBuildBegin(Relation index, SharedFileSet *fileset, int part)
 {
 	PermStoreBuild *sb = palloc0(sizeof(PermStoreBuild));
 
 	sb->index = index;
+	sb->fileset = fileset;
+	sb->part = part;
+	sb->nspools = 1;
+	sb->spools = palloc0(sizeof(StoreSpool));
 	return sb;
+}
+
+/* Write a record to this process's spool file which (0 codes, 1 NULLs) */
+static void
+spool_write(PermStoreBuild *sb, int which, const void *rec, size_t len)
+{
+	StoreSpool *spool = &sb->spools[0];
+
+	if (spool->file[which] == NULL)
+	{
+		if (sb->fileset)
+		{
+			char	   *name = shared_file_name(sb->part, which);
+
+			spool->file[which] = BufFileCreateFileSet(&sb->fileset->fs, name);
+			pfree(name);
+		}
+		else
+			spool->file[which] = BufFileCreateTemp(false);
+	}
+	BufFileWrite(spool->file[which], (void *) rec, len);
+	spool->count[which]++;
 }
 
 /*
@@ -236,10 +286,7 @@ PermStoreBuildAdd(PermStoreBuild *sb, ItemPointer tid, Datum value,
 
 	if (isnull)
 	{
-		if (sb->nulls == NULL)
-			sb->nulls = BufFileCreateTemp(false);
-		BufFileWrite(sb->nulls, (void *) tid, sizeof(ItemPointerData));
-		sb->nnulls++;
+		spool_write(sb, 1, tid, sizeof(ItemPointerData));
 		return;
 	}
 	code = DatumGetVarBitP(value);
@@ -249,59 +296,119 @@ PermStoreBuildAdd(PermStoreBuild *sb, ItemPointer tid, Datum value,
 		sb->esize = PermStoreEntrySize(sb->width);
 	}
 	PermWideCheckWidth(sb->index, sb->width, VARBITLEN(code));
-	if (sb->codes == NULL)
-		sb->codes = BufFileCreateTemp(false);
 	make_entry(entry, sb->width, tid, code);
-	BufFileWrite(sb->codes, entry, sb->esize);
-	sb->ncodes++;
+	spool_write(sb, 0, entry, sb->esize);
 	/* a short varlena is copied out: free it, as the build reads on */
 	if ((Pointer) code != DatumGetPointer(value))
 		pfree(code);
 }
 
 /*
- * Write one chain of n entries of esize bytes from file (NULL when n is 0)
- * to new pages at the end of the fork, at least one; *first and *last are
- * set to its ends.  Not WAL-logged: the build logs every page at its end.
+ * A parallel worker has read its share: close its spool for the leader,
+ * and say how many codes and NULLs it holds.  A file never written to is
+ * made, empty, so that the leader finds every worker's.
+ */
+void
+PermStoreBuildShare(PermStoreBuild *sb, int64 *ncodes, int64 *nnulls)
+{
+	StoreSpool *spool = &sb->spools[0];
+	int			which;
+
+	Assert(sb->fileset != NULL);
+	for (which = 0; which < 2; which++)
+	{
+		if (spool->file[which] == NULL)
+		{
+			char	   *name = shared_file_name(sb->part, which);
+
+			spool->file[which] = BufFileCreateFileSet(&sb->fileset->fs, name);
+			pfree(name);
+		}
+		BufFileExportFileSet(spool->file[which]);
+		BufFileClose(spool->file[which]);
+		spool->file[which] = NULL;
+	}
+	*ncodes = spool->count[0];
+	*nnulls = spool->count[1];
+}
+
+/*
+ * The leader: add the spool a worker (part) shared, of ncodes codes and
+ * nnulls NULLs, after those added before
+ */
+void
+PermStoreBuildAddShared(PermStoreBuild *sb, SharedFileSet *fileset, int part,
+						int64 ncodes, int64 nnulls)
+{
+	StoreSpool *spool;
+	int			which;
+
+	sb->spools = repalloc(sb->spools, (sb->nspools + 1) * sizeof(StoreSpool));
+	spool = &sb->spools[sb->nspools++];
+	spool->count[0] = ncodes;
+	spool->count[1] = nnulls;
+	for (which = 0; which < 2; which++)
+	{
+		char	   *name = shared_file_name(part, which);
+
+		spool->file[which] = BufFileOpenFileSet(&fileset->fs, name, O_RDONLY,
+												false);
+		pfree(name);
+	}
+}
+
+/*
+ * Write one chain of esize-byte entries, those of file which of every
+ * spool in turn, to new pages at the end of the fork, at least one;
+ * *first and *last are set to its ends.  Not WAL-logged: the build logs
+ * every page at its end.
  */
 static void
-write_chain(Relation index, ForkNumber fork, BufFile *file, int64 n,
-			int esize, bool nulls, BlockNumber *first, BlockNumber *last,
+write_chain(PermStoreBuild *sb, Relation index, ForkNumber fork, int which,
+			int esize, BlockNumber *first, BlockNumber *last,
 			BlockNumber *pages)
 {
+	bool		nulls = (which == 1);
 	Buffer		buf = PermNewBuffer(index, fork);
 	Page		page = BufferGetPage(buf);
 	char		entry[PermStoreEntrySize(PERM_MAX_WIDTH)];
-	int64		i;
+	int			s;
 
 	init_page(page, nulls);
 	*first = BufferGetBlockNumber(buf);
 	*pages = 1;
-	if (file != NULL && BufFileSeek(file, 0, 0, SEEK_SET) != 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not rewind a temporary file")));
-	for (i = 0; i < n; i++)
+	for (s = 0; s < sb->nspools; s++)
 	{
-		if (BufFileRead(file, entry, esize) != (size_t) esize)
+		BufFile    *file = sb->spools[s].file[which];
+		int64		n = sb->spools[s].count[which];
+		int64		i;
+
+		if (n > 0 && BufFileSeek(file, 0, 0, SEEK_SET) != 0)
 			ereport(ERROR,
 					(errcode_for_file_access(),
-					 errmsg("temporary file of %lld entries of the code store ended at entry %lld",
-							(long long) n, (long long) i)));
-		if (!page_has_room(page, esize))
+					 errmsg("could not rewind a temporary file")));
+		for (i = 0; i < n; i++)
 		{
-			Buffer		next = PermNewBuffer(index, fork);
+			if (BufFileRead(file, entry, esize) != (size_t) esize)
+				ereport(ERROR,
+						(errcode_for_file_access(),
+						 errmsg("temporary file of %lld entries of the code store ended at entry %lld",
+								(long long) n, (long long) i)));
+			if (!page_has_room(page, esize))
+			{
+				Buffer		next = PermNewBuffer(index, fork);
 
-			PermPageGetOpaque(page)->rightlink = BufferGetBlockNumber(next);
-			MarkBufferDirty(buf);
-			UnlockReleaseBuffer(buf);
-			buf = next;
-			page = BufferGetPage(buf);
-			init_page(page, nulls);
-			(*pages)++;
-			CHECK_FOR_INTERRUPTS();
+				PermPageGetOpaque(page)->rightlink = BufferGetBlockNumber(next);
+				MarkBufferDirty(buf);
+				UnlockReleaseBuffer(buf);
+				buf = next;
+				page = BufferGetPage(buf);
+				init_page(page, nulls);
+				(*pages)++;
+				CHECK_FOR_INTERRUPTS();
+			}
+			page_add(page, entry, esize);
 		}
-		page_add(page, entry, esize);
 	}
 	*last = BufferGetBlockNumber(buf);
 	MarkBufferDirty(buf);
@@ -326,21 +433,24 @@ PermStoreBuildWrite(PermStoreBuild *sb, Relation index, ForkNumber fork,
 	store->magic = PERM_STORE_MAGIC;
 	store->width = sb->width;
 	store->entry_size = sb->esize;
-	write_chain(index, fork, sb->codes, sb->ncodes, sb->esize, false,
-				&store->first, &store->last, &store->pages);
-	write_chain(index, fork, sb->nulls, sb->nnulls, sizeof(ItemPointerData),
-				true, &store->null_first, &store->null_last,
-				&store->null_pages);
+	write_chain(sb, index, fork, 0, sb->esize, &store->first, &store->last,
+				&store->pages);
+	write_chain(sb, index, fork, 1, sizeof(ItemPointerData),
+				&store->null_first, &store->null_last, &store->null_pages);
 }
 
 /* Free the build's files */
 void
 PermStoreBuildEnd(PermStoreBuild *sb)
 {
-	if (sb->codes)
-		BufFileClose(sb->codes);
-	if (sb->nulls)
-		BufFileClose(sb->nulls);
+	int			s,
+				which;
+
+	for (s = 0; s < sb->nspools; s++)
+		for (which = 0; which < 2; which++)
+			if (sb->spools[s].file[which])
+				BufFileClose(sb->spools[s].file[which]);
+	pfree(sb->spools);
 	pfree(sb);
 }
 

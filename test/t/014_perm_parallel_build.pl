@@ -5,7 +5,11 @@
 #    new parallel build succeeds and is sound;
 #  - CREATE INDEX CONCURRENTLY with parallel workers while four clients
 #    insert: every row, those inserted during the build included, is in
-#    the index, and its answers equal a sequential scan's.
+#    the index, and its answers equal a sequential scan's;
+#  - the same for bit(256) codes, whose index keeps a code store that the
+#    workers spool their shares of: both chains pass the check, far
+#    nearest neighbours (read from the store) equal a sequential scan's,
+#    and an ordered scan of the whole index hands out every row.
 # The builds are made slow by an index expression that sleeps now and then
 # (PARALLEL SAFE, so the workers run it).
 use strict;
@@ -17,6 +21,8 @@ use FindBin;
 use lib $FindBin::RealBin;
 use SimhashTAP;
 use IPC::Run;
+
+my @clients;
 
 my $node = PostgreSQL::Test::Cluster->new('parallel_build');
 $node->init;
@@ -66,8 +72,15 @@ sub crash_during
 	my $pid = $node->safe_psql('postgres',
 		q{SELECT pid FROM pg_stat_progress_create_index WHERE relid = 'd'::regclass});
 	ok($pid =~ /^\d+$/, "the building backend is $pid");
+	my $offset = -s $node->logfile;
 	kill 'KILL', $pid;
 	$h->finish;
+	# psql ends as soon as its backend dies, before the postmaster has
+	# noticed: a query now could still reach the old server and the next
+	# one fail during recovery.  Wait for the restart to finish.
+	$node->wait_for_log(
+		qr/all server processes terminated; reinitializing.*database system is ready to accept connections/s,
+		$offset);
 	$node->poll_query_until('postgres', 'SELECT true')
 	  or die 'the server did not come back';
 }
@@ -94,10 +107,23 @@ is($node->safe_psql('postgres', q{SELECT count(*) FROM simhash_perm_check('d_idx
 	'4', 'it passes simhash_perm_check with every row');
 $node->safe_psql('postgres', 'DROP INDEX d_idx');
 
+# Stop the clients that insert: their backends too, which would run their
+# loop on without them
+sub stop_clients
+{
+	$_->kill_kill for @clients;
+	$node->safe_psql('postgres', q{
+		SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		 WHERE query LIKE '%nextval%' AND pid <> pg_backend_pid()});
+	$node->poll_query_until('postgres', q{
+		SELECT count(*) = 0 FROM pg_stat_activity
+		 WHERE query LIKE '%nextval%' AND pid <> pg_backend_pid()})
+	  or die 'the clients did not stop';
+}
+
 # CREATE INDEX CONCURRENTLY with workers while four clients insert, each
 # committing every row
 $node->safe_psql('postgres', 'CREATE SEQUENCE s START 1000000');
-my @clients;
 for my $i (1 .. 4)
 {
 	my ($out, $err) = ('', '');
@@ -108,6 +134,7 @@ for my $i (1 .. 4)
 			  FOR i IN 1 .. 1000000 LOOP
 			    INSERT INTO d SELECT v, fast_fp(v) FROM (SELECT nextval('s') AS v) x;
 			    COMMIT;
+			    PERFORM pg_sleep(0.002);
 			  END LOOP;
 			END $$;} ],
 		'<', \undef, '>', \$out, '2>', \$err);
@@ -124,7 +151,7 @@ my $during = $node->safe_psql('postgres', 'SELECT last_value FROM s');
 # a few more rows through the finished index, then stop the clients
 $node->poll_query_until('postgres', "SELECT last_value > $during + 200 FROM s")
   or die 'inserts stopped';
-$_->kill_kill for @clients;
+stop_clients();
 
 is($node->safe_psql('postgres', q{
 	SELECT indisvalid FROM pg_index WHERE indexrelid = 'd_conc'::regclass}),
@@ -147,6 +174,86 @@ my $index = $node->safe_psql('postgres', qq{
 	SELECT count(*), coalesce(sum(d.id * (k + 1)), 0) FROM $queries
 	 WHERE hamming_near(slow_fp(d.id), q.fp, k)});
 is($index, $truth, 'its answers equal a sequential scan');
+
+# The same for bit(256) codes, whose index keeps a code store: each worker
+# spools its share's whole codes and NULL rows for the leader
+$node->safe_psql('postgres', q{
+	CREATE FUNCTION fast_code(g bigint) RETURNS bit(256)
+	  LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+	SELECT CASE WHEN g % 97 <> 0 THEN
+		('x' || pg_catalog.md5(g::text) || pg_catalog.md5((-g)::text))::bit(256) END $$;
+	CREATE FUNCTION slow_code(g bigint) RETURNS bit(256)
+	  LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+	BEGIN
+		IF g % 500 = 0 THEN
+			PERFORM pg_catalog.pg_sleep(0.02);
+		END IF;
+		RETURN public.fast_code(g);
+	END $$;
+	CREATE TABLE w (id bigint, code bit(256));
+	INSERT INTO w SELECT g, fast_code(g) FROM generate_series(1, 100000) g;
+	ANALYZE w;
+});
+@clients = ();
+for my $i (1 .. 2)
+{
+	my ($out, $err) = ('', '');
+	push @clients, IPC::Run::start(
+		[ 'psql', '-X', '-q', '-d', $node->connstr('postgres'), '-c', q{
+			DO $$
+			BEGIN
+			  FOR i IN 1 .. 1000000 LOOP
+			    INSERT INTO w SELECT v, fast_code(v) FROM (SELECT nextval('s') AS v) x;
+			    COMMIT;
+			    PERFORM pg_sleep(0.002);
+			  END LOOP;
+			END $$;} ],
+		'<', \undef, '>', \$out, '2>', \$err);
+}
+my $before = $node->safe_psql('postgres', 'SELECT last_value FROM s');
+$node->poll_query_until('postgres', "SELECT last_value > $before + 200 FROM s")
+  or die 'inserts did not start';
+$node->psql('postgres', q{
+	SET simhash.report_build_workers = on;
+	CREATE INDEX CONCURRENTLY w_conc ON w USING simhash_perm (slow_code(id))
+	  WITH (width = 256);
+}, stdout => \$stdout, stderr => \$stderr);
+like($stderr, qr/was read by 2 parallel workers and the leader/,
+	'CREATE INDEX CONCURRENTLY of bit(256) codes with a code store ran with two workers');
+$during = $node->safe_psql('postgres', 'SELECT last_value FROM s');
+$node->poll_query_until('postgres', "SELECT last_value > $during + 200 FROM s")
+  or die 'inserts stopped';
+stop_clients();
+
+is($node->safe_psql('postgres', q{
+	SELECT indisvalid FROM pg_index WHERE indexrelid = 'w_conc'::regclass}),
+	't', 'the concurrent build of bit(256) codes is valid');
+is($node->safe_psql('postgres', q{
+	SELECT count(*) FILTER (WHERE table_no < 0) FROM simhash_perm_check('w_conc', true)}),
+	'2', 'both chains of the code store pass the check with every row looked up');
+# far neighbours come from the store: the ten nearest of codes not in the
+# table, each as the list of distances
+$queries = q{(SELECT ('x' || pg_catalog.md5('q' || g) || pg_catalog.md5('r' || g))::bit(256) AS c
+	FROM generate_series(1, 6) g) q};
+my $knn = sub {
+	my ($expr, $settings) = @_;
+	return $node->safe_psql('postgres', qq{
+		$settings
+		SELECT string_agg(l, ';' ORDER BY c) FROM $queries, LATERAL (
+		  SELECT string_agg((w.code <-> q.c)::text, ',') AS l FROM (
+		    SELECT code FROM w WHERE code IS NOT NULL ORDER BY $expr <-> q.c LIMIT 10) w) x});
+};
+is($knn->('slow_code(id)', 'SET enable_seqscan = off; SET enable_bitmapscan = off;'),
+	$knn->('code', 'SET enable_indexscan = off; SET enable_bitmapscan = off;'),
+	'far nearest neighbours through the store equal a sequential scan');
+# every row, in order of distance, NULL codes last: the whole store
+is($node->safe_psql('postgres', q{
+	SET enable_seqscan = off; SET enable_bitmapscan = off;
+	SELECT count(*) || ' ' || count(*) FILTER (WHERE code IS NULL) FROM (
+	  SELECT code FROM w ORDER BY slow_code(id) <-> B'1'::bit(256) LIMIT 10000000) x}),
+	$node->safe_psql('postgres', q{
+	SELECT count(*) || ' ' || count(*) FILTER (WHERE code IS NULL) FROM w}),
+	'an ordered scan of the whole index hands out every row, NULL codes included');
 
 $node->stop;
 done_testing();
