@@ -19,6 +19,7 @@ OBJS = \
 	src/fingerprint/fingerprint_sql.o \
 	src/fingerprint/minhash.o \
 	src/fingerprint/sentences.o \
+	src/fingerprint/boilerplate.o \
 	src/recsort/runsort.o \
 	src/recsort/recstore.o \
 	src/recsort/groupsort.o \

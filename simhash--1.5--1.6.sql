@@ -1,4 +1,4 @@
-/* simhash 1.5 -> 1.6: the 128-bit fingerprint; Hamming distance of bit(n) codes */
+/* simhash 1.5 -> 1.6: the 128-bit fingerprint; Hamming distance of bit(n) codes; character tokens; boilerplate sentences */
 
 \echo Use "ALTER EXTENSION simhash UPDATE TO '1.6'" to load this file. \quit
 
@@ -7,11 +7,13 @@
 -- result always has 128 bits: store it in a bit(128) column.  (PostgreSQL
 -- keeps no length in a function's result type, so the catalog says "bit".)
 -- The leftmost 64 bits are simhash(doc)::bit(64).  Compare two with
--- bit_count(a # b), the Hamming distance.
+-- bit_count(a # b), the Hamming distance.  tokens => 'chars' makes every
+-- letter or digit a token (see simhash_jaccard below).
 CREATE FUNCTION simhash128(doc pg_catalog.text,
 						   shingles pg_catalog.int4[] DEFAULT '{1,3}',
 						   weighting pg_catalog.text DEFAULT 'tf',
-						   cjk pg_catalog.text DEFAULT 'unigram')
+						   cjk pg_catalog.text DEFAULT 'unigram',
+						   tokens pg_catalog.text DEFAULT 'words')
 	RETURNS pg_catalog.bit
 	AS 'MODULE_PATHNAME', 'simhash128_text'
 	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
@@ -161,3 +163,119 @@ CREATE OPERATOR ~= (
 
 ALTER OPERATOR FAMILY simhash_perm_bit_ops USING simhash_perm ADD
 	OPERATOR 3 ~= (pg_catalog.bit, pg_catalog.bit);
+
+--
+-- Character tokens: tokens => 'chars' makes every letter or digit of any
+-- script a token (docs/fingerprint_format.md, "Character tokens"), so that
+-- simhash_jaccard(a, b, tokens => 'chars') is the Jaccard similarity of the
+-- texts' sets of 3-character runs of their letters and digits, and
+-- minhash(doc, n, tokens => 'chars') estimates it: text that mixes Chinese
+-- with English words then weighs each character alike.
+--
+-- The parameter comes last, with a default, so every call written for 1.1
+-- means what it meant.  CREATE OR REPLACE cannot add a parameter; an
+-- overload beside the 1.1 functions would make every call that leaves it
+-- out ambiguous (or, with the parameter third and required, would read
+-- simhash_jaccard(a, b, '{1}') as tokens '{1}'); and dropping them to
+-- create them anew would fail on every view, index or generated column
+-- that calls one, or drop it with CASCADE.  So the functions keep their
+-- OIDs, and with them whatever depends on them, and get the parameter in
+-- their catalog rows, as contrib's pg_trgm 1.3 updated its support
+-- functions' signatures "the hard way": the new argument list, names and
+-- defaults are copied from scratch declarations of the new signatures,
+-- then those are dropped.  A call stored before the update has one
+-- argument fewer: the library takes a missing tokens argument as 'words'
+-- and a missing skip as none (and the planner adds the default when it
+-- next plans the call), so stored results keep their meaning.  Test "upgrade" holds that the updated
+-- catalog equals a fresh install's, and that a view and an index that call
+-- them survive the update.
+--
+CREATE FUNCTION simhash_jaccard_1_6(a pg_catalog.text, b pg_catalog.text,
+									shingles pg_catalog.int4[] DEFAULT '{3}',
+									cjk pg_catalog.text DEFAULT 'unigram',
+									tokens pg_catalog.text DEFAULT 'words')
+	RETURNS pg_catalog.float8
+	AS 'MODULE_PATHNAME', 'simhash_text_jaccard'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- and simhash_sentences(body, k) of 1.5 gets skip (below)
+CREATE FUNCTION simhash_sentences_1_6(body pg_catalog.text,
+									  k pg_catalog.int4 DEFAULT 5,
+									  skip pg_catalog.int8[] DEFAULT '{}')
+	RETURNS pg_catalog.int8[]
+	AS 'MODULE_PATHNAME', 'simhash_sentences'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION minhash_1_6(doc pg_catalog.text,
+							n pg_catalog.int4 DEFAULT 128,
+							shingles pg_catalog.int4[] DEFAULT '{3}',
+							cjk pg_catalog.text DEFAULT 'unigram',
+							tokens pg_catalog.text DEFAULT 'words')
+	RETURNS pg_catalog.int8[]
+	AS 'MODULE_PATHNAME', 'minhash_text'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+UPDATE pg_catalog.pg_proc p
+   SET pronargs = n.pronargs,
+	   proargtypes = n.proargtypes,
+	   proargnames = n.proargnames,
+	   pronargdefaults = n.pronargdefaults,
+	   proargdefaults = n.proargdefaults
+  FROM pg_catalog.pg_proc n,
+	   (VALUES ('simhash_jaccard(pg_catalog.text, pg_catalog.text, pg_catalog.int4[], pg_catalog.text)'::pg_catalog.regprocedure,
+				'simhash_jaccard_1_6(pg_catalog.text, pg_catalog.text, pg_catalog.int4[], pg_catalog.text, pg_catalog.text)'::pg_catalog.regprocedure),
+			   ('minhash(pg_catalog.text, pg_catalog.int4, pg_catalog.int4[], pg_catalog.text)'::pg_catalog.regprocedure,
+				'minhash_1_6(pg_catalog.text, pg_catalog.int4, pg_catalog.int4[], pg_catalog.text, pg_catalog.text)'::pg_catalog.regprocedure),
+			   ('simhash_sentences(pg_catalog.text, pg_catalog.int4)'::pg_catalog.regprocedure,
+				'simhash_sentences_1_6(pg_catalog.text, pg_catalog.int4, pg_catalog.int8[])'::pg_catalog.regprocedure))
+	   AS f(old, new)
+ WHERE p.oid = f.old AND n.oid = f.new;
+
+-- An index on an expression that calls one of them must keep matching the
+-- queries that call it: a query's call now has the tokens (or skip)
+-- argument, and so has the index's expression once the planner loads it
+-- again, which an invalidation of the index's relcache entry makes every
+-- session do (an unchanged update of its pg_class row sends one).
+UPDATE pg_catalog.pg_class c SET relname = c.relname
+ WHERE c.relkind = 'i' AND c.oid IN (
+	SELECT d.objid FROM pg_catalog.pg_depend d
+	 WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
+	   AND d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass
+	   AND d.refobjid IN (
+		'simhash_jaccard(pg_catalog.text, pg_catalog.text, pg_catalog.int4[], pg_catalog.text, pg_catalog.text)'::pg_catalog.regprocedure,
+		'minhash(pg_catalog.text, pg_catalog.int4, pg_catalog.int4[], pg_catalog.text, pg_catalog.text)'::pg_catalog.regprocedure,
+		'simhash_sentences(pg_catalog.text, pg_catalog.int4, pg_catalog.int8[])'::pg_catalog.regprocedure));
+
+DROP FUNCTION simhash_jaccard_1_6(pg_catalog.text, pg_catalog.text, pg_catalog.int4[], pg_catalog.text, pg_catalog.text);
+DROP FUNCTION minhash_1_6(pg_catalog.text, pg_catalog.int4, pg_catalog.int4[], pg_catalog.text, pg_catalog.text);
+DROP FUNCTION simhash_sentences_1_6(pg_catalog.text, pg_catalog.int4, pg_catalog.int8[]);
+
+--
+-- Boilerplate: the sentences in at least min_share of a column's documents
+-- (templates, footers), by lossy counting in bounded memory
+-- (src/fingerprint/boilerplate.c says how exact), for
+-- simhash_sentences(body, k, skip => ...) to pass over, so that pages of
+-- one template are not paired by the template's long sentences:
+--   UPDATE docs SET sig = simhash_sentences(body, 5,
+--     skip => (SELECT simhash_frequent_sentences(body, 0.01) FROM docs));
+--
+CREATE FUNCTION simhash_frequent_sentences_step(pg_catalog.internal,
+												pg_catalog.text,
+												pg_catalog.float8)
+	RETURNS pg_catalog.internal
+	AS 'MODULE_PATHNAME'
+	LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION simhash_frequent_sentences_final(pg_catalog.internal)
+	RETURNS pg_catalog.int8[]
+	AS 'MODULE_PATHNAME'
+	LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE AGGREGATE simhash_frequent_sentences(body pg_catalog.text,
+											min_share pg_catalog.float8) (
+	SFUNC = simhash_frequent_sentences_step,
+	STYPE = pg_catalog.internal,
+	FINALFUNC = simhash_frequent_sentences_final,
+	FINALFUNC_MODIFY = READ_ONLY,
+	PARALLEL = SAFE
+);

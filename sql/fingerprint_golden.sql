@@ -30,3 +30,30 @@ SELECT count(*) AS texts,
                             = simhash(doc, shingles => shingles, weighting => weighting, cjk => cjk)::bit(64))
          AS leftmost_64_equal
   FROM golden;
+
+-- Character tokens (1.6, tokens => 'chars'; docs/fingerprint_format.md,
+-- "Character tokens"), frozen in the same way: for each pair of
+-- test/golden/chars.tsv, the Jaccard similarity of the two texts' character
+-- shingles, the MinHash signature and the 128-bit fingerprint of the first.
+CREATE TEMP TABLE golden_chars (label text, shingles int[], weighting text, a text, b text);
+\copy golden_chars FROM 'test/golden/chars.tsv'
+SELECT label,
+       simhash_jaccard(a, b, shingles => shingles, tokens => 'chars') AS jaccard,
+       minhash(a, 6, shingles => shingles, tokens => 'chars') AS minhash,
+       simhash128(a, shingles => shingles, weighting => weighting, tokens => 'chars') AS fp128
+  FROM golden_chars ORDER BY label COLLATE "C";
+-- tokens => 'words', the default, is what each function gave before
+SELECT count(*) FILTER (WHERE simhash128(a, shingles => shingles, tokens => 'words')
+                              = simhash128(a, shingles => shingles)) AS words_default,
+       count(*) FILTER (WHERE simhash_jaccard(a, b, shingles, 'unigram', 'words')
+                              = simhash_jaccard(a, b, shingles)
+                          AND minhash(a, 6, shingles, 'unigram', 'words') = minhash(a, 6, shingles))
+         AS words_default_jaccard_minhash,
+       count(*) AS pairs
+  FROM golden_chars;
+-- spaces, punctuation, case and full-width forms do not change the tokens
+SELECT simhash_jaccard('Ｐｏｓｔｇｒｅｓ 数据库，版本15。', 'postgres数据库版本 15', tokens => 'chars') AS folded,
+       simhash_jaccard('Ｐｏｓｔｇｒｅｓ 数据库，版本15。', 'postgres数据库版本 15') AS folded_words;
+-- errors name the bad value
+SELECT simhash_jaccard('a', 'b', tokens => 'letters');
+SELECT minhash('a', 4, cjk => 'bigram', tokens => 'chars');

@@ -78,6 +78,25 @@ INSERT INTO st256 SELECT 10000 + g, code # (repeat('0', 256 - g) || repeat('1', 
 SELECT store_compare('st256', (SELECT code FROM st256 WHERE id = 17), l) AS near, count(*)
 	FROM (VALUES (1), (10), (100), (NULL)) v(l) GROUP BY 1;
 
+-- the bits counted without AVX-512's vector popcount (where the CPU has
+-- it, scans use it): the same answers, distance for distance
+CREATE FUNCTION store_distances(tbl regclass, q bit, n int) RETURNS int[]
+	LANGUAGE plpgsql AS $$
+DECLARE
+	d int[];
+BEGIN
+	PERFORM set_config('enable_seqscan', 'off', true);
+	EXECUTE format('SELECT array_agg(code <-> $1) FROM (SELECT code FROM %s ORDER BY code <-> $1 LIMIT $2) s', tbl)
+		INTO d USING q, n;
+	RETURN d;
+END $$;
+CREATE TEMP TABLE vp AS SELECT g, store_distances('st256', store_code(256, -g)::bit(256), 100) AS d
+	FROM generate_series(1, 4) g;
+SET simhash.store_vector_popcount = off;
+SELECT count(*) FILTER (WHERE store_distances('st256', store_code(256, -g)::bit(256), 100) = d) AS same
+	FROM vp;
+RESET simhash.store_vector_popcount;
+
 -- a far LIMIT 10 goes to the index
 EXPLAIN (costs off) SELECT id FROM st256 ORDER BY code <-> store_code(256, -1)::bit(256) LIMIT 10;
 
@@ -95,6 +114,12 @@ CREATE INDEX st1024_idx ON st1024 USING simhash_perm (code);
 ANALYZE st1024;
 SELECT table_no, entries FROM simhash_perm_check('st1024_idx', true) WHERE table_no < 0 ORDER BY table_no;
 SELECT * FROM store_all('st1024', 1024, 3);
+CREATE TEMP TABLE vp1024 AS SELECT g, store_distances('st1024', store_code(1024, -g)::bit(1024), 100) AS d
+	FROM generate_series(1, 3) g;
+SET simhash.store_vector_popcount = off;
+SELECT count(*) FILTER (WHERE store_distances('st1024', store_code(1024, -g)::bit(1024), 100) = d) AS same
+	FROM vp1024;
+RESET simhash.store_vector_popcount;
 
 -- an index built on an empty table: every row comes by insert, NULLs too
 -- (the trees skip them, the store lists them), over several store pages

@@ -73,3 +73,68 @@ SELECT count(*) AS pairs, count(*) FILTER (WHERE b - a = 10000) AS planted
   FROM (SELECT a.id AS a, b.id AS b FROM s a JOIN s b ON a.h = b.h AND a.id < b.id
          GROUP BY a.id, b.id HAVING count(*) >= 2) p;
 DROP TABLE pages;
+
+-- Boilerplate (1.6).  Pages of one template whose longest sentences are
+-- the template's: every page shares them, so the plain signature pairs
+-- every page with every other.  simhash_frequent_sentences finds the
+-- template's sentences by their document frequency, and the signature
+-- that skips them pairs only the copies.
+CREATE TABLE tpl (id int, body text);
+INSERT INTO tpl SELECT g, format(
+    'This page is part of the documentation of the example project and is published under its license. '
+    'For questions about this documentation please write to the mailing list of the example project. '
+    'Topic %s: how the %s component reads its settings. The component keeps its state in %s. '
+    'It reads them at start and on reload number %s. Footer.',
+    g, md5(g::text), md5((-g)::text), g % 7)
+  FROM generate_series(1, 400) g;
+-- copies of pages 1-20: a word changed in the short sentence
+INSERT INTO tpl SELECT 1000 + id, replace(body, 'at start', 'at startup') FROM tpl WHERE id <= 20;
+-- the two template sentences and the footer are in every page, each of
+-- the seven reload sentences in about 14%: ten frequent sentences, as an
+-- exact count of every sentence finds them
+SELECT cardinality(simhash_frequent_sentences(body, 0.1)) AS frequent,
+       simhash_frequent_sentences(body, 0.1) = (
+         SELECT array_agg(h ORDER BY h) FROM (
+           SELECT h FROM tpl, unnest(simhash_sentences(body, 1000)) h
+            GROUP BY h HAVING count(*) >= 0.1 * (SELECT count(*) FROM tpl)) f) AS equals_exact_count
+  FROM tpl;
+-- pairs sharing 2 of their 3 longest sentences: without skip every pair
+-- of pages, with skip the 20 copies alone
+CREATE TEMP TABLE sigs AS
+SELECT id, simhash_sentences(body, 3) AS plain,
+       simhash_sentences(body, 3, skip => (SELECT simhash_frequent_sentences(body, 0.1) FROM tpl)) AS skipped
+  FROM tpl;
+SELECT (SELECT count(*) FROM sigs a JOIN sigs b ON a.id < b.id
+         WHERE simhash_sentence_overlap(a.plain, b.plain) >= 2) AS plain_pairs,
+       (SELECT count(*) FROM sigs a JOIN sigs b ON a.id < b.id
+         WHERE simhash_sentence_overlap(a.skipped, b.skipped) >= 2) AS skipped_pairs,
+       (SELECT count(*) FROM sigs a JOIN sigs b ON b.id = a.id + 1000
+         WHERE simhash_sentence_overlap(a.skipped, b.skipped) >= 2) AS copies_found;
+-- skip takes the next longest in the place of those it passes over; an
+-- empty skip is the 1.5 signature; a NULL element is ignored
+SELECT simhash_sentences('A long first sentence here. A second. Third.', 2,
+                         skip => simhash_sentences('A long first sentence here.', 1)) =
+       simhash_sentences('A second. Third.', 2) AS next_longest,
+       simhash_sentences(body, 3, '{}') = simhash_sentences(body, 3) AS empty_skip,
+       simhash_sentences(body, 3, '{NULL}') = simhash_sentences(body, 3) AS null_element
+  FROM tpl WHERE id = 5;
+-- lossy counting: a sentence in 1 of 3 documents is not frequent at 0.5;
+-- one in 2 of 3 is; a sentence in one document only never is; NULL
+-- documents do not count; no documents, no sentences
+SELECT simhash_frequent_sentences(d, 0.5) = simhash_sentences('Shared sentence.', 1) AS one_shared,
+       cardinality(simhash_frequent_sentences(d, 0.01)) AS in_two_or_more
+  FROM (VALUES ('Shared sentence. Only here.'), ('Shared sentence. Not here.'), ('Alone.'), (NULL)) v(d);
+SELECT simhash_frequent_sentences(d, 0.5) AS none FROM (SELECT NULL::text WHERE false) v(d);
+-- a column larger than a bucket (w = 10 / min_share documents): 3,000
+-- documents at min_share 0.02 (buckets of 500), each with one sentence of
+-- 60 kinds (the 60 each in 50 documents, 1.7%) and one of the template,
+-- in every third page (33%): only the template's is returned
+SELECT simhash_frequent_sentences(format('Template sentence number %s. Row sentence of kind %s.',
+                                         CASE WHEN g % 3 = 0 THEN 1 ELSE g END, g % 60), 0.02)
+       = simhash_sentences('Template sentence number 1.', 1) AS template_only
+  FROM generate_series(1, 3000) g;
+-- bad input names the value
+SELECT simhash_frequent_sentences(body, 0) FROM tpl;
+SELECT simhash_frequent_sentences(body, 1.5) FROM tpl;
+SELECT simhash_frequent_sentences(body, NULL) FROM tpl;
+DROP TABLE tpl;

@@ -19,6 +19,14 @@ UPDATE up_docs SET fp = simhash(body);
 CREATE INDEX up_docs_fp ON up_docs USING simhash_perm (fp);
 SELECT proname FROM pg_proc WHERE proname LIKE 'minhash%' OR proname = 'simhash_jaccard';
 
+-- under 1.5, a view and an index that call the two functions 1.6 gives a
+-- tokens parameter (in place: simhash--1.5--1.6.sql says why)
+ALTER EXTENSION simhash UPDATE TO '1.5';
+CREATE VIEW up_sim AS SELECT a.id AS a, b.id AS b, simhash_jaccard(a.body, b.body) AS j
+  FROM up_docs a JOIN up_docs b ON b.id = a.id + 1;
+CREATE INDEX up_docs_mh ON up_docs USING gin (minhash(body, 16));
+CREATE TABLE up_before AS SELECT * FROM up_sim;
+
 ALTER EXTENSION simhash UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'simhash';
 -- the objects 1.1 adds, with their properties
@@ -41,7 +49,29 @@ RESET enable_seqscan;
 SELECT format_type(atttypid, atttypmod) AS fp_type FROM pg_attribute
  WHERE attrelid = 'up_docs'::regclass AND attname = 'fp';
 SELECT id FROM up_docs WHERE hamming_near(fp, simhash('document number 17 of the upgrade test'), 0);
-DROP TABLE up_docs;
+-- the view and the index made under 1.5 survive, and their calls keep
+-- word tokens; the new parameter is there
+SELECT count(*) AS rows, count(*) FILTER (WHERE s.j = b.j) AS same_jaccard
+  FROM up_sim s JOIN up_before b USING (a, b);
+CREATE FUNCTION up_index_scans(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE
+	l text;
+BEGIN
+	FOR l IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+		IF l LIKE '%Index Scan%' THEN
+			RETURN NEXT ltrim(l, ' ->');
+		END IF;
+	END LOOP;
+END $$;
+SET enable_seqscan = off;
+SELECT up_index_scans($$SELECT id FROM up_docs WHERE minhash(body, 16) @> minhash(text 'document number 17 of the upgrade test', 16)$$);
+SELECT id FROM up_docs WHERE minhash(body, 16) @> minhash(text 'document number 17 of the upgrade test', 16);
+RESET enable_seqscan;
+SELECT pg_get_function_arguments('simhash_jaccard'::regproc) AS jaccard_args,
+	   simhash_jaccard('版本 1.0 发布', '版本 1.1 发布', tokens => 'chars') AS chars;
+DROP VIEW up_sim;
+DROP TABLE up_docs, up_before;
+DROP FUNCTION up_index_scans(text);
 
 --
 -- simhash_catalog: the extension as the catalogs hold it, one row per
@@ -54,8 +84,9 @@ DROP TABLE up_docs;
 -- make the two paths differ, so the comparison cannot silently miss one).
 -- Node trees hold source positions: their deparsed forms are compared.  An
 -- object in a catalog that catalog_rows does not read shows in the summary
--- below with fewer objects "with_columns" than "objects": add its catalog
--- (and pg_aggregate, should the extension ever define an aggregate).
+-- below with fewer objects "with_columns" than "objects": add its catalog.
+-- An aggregate's pg_aggregate row adds its properties (agg...) to those of
+-- its function.
 --
 CREATE TEMP VIEW simhash_catalog AS
 WITH ext AS (
@@ -88,6 +119,21 @@ WITH ext AS (
            'arguments', pg_get_function_arguments(p.oid),
            'result', pg_get_function_result(p.oid)) AS props
     FROM pg_proc p
+  UNION ALL
+  SELECT 'pg_proc'::regclass, a.aggfnoid::oid,
+         to_jsonb(a) - 'aggfnoid' || jsonb_build_object(
+           'aggtransfn', a.aggtransfn::oid::regprocedure,
+           'aggfinalfn', a.aggfinalfn::oid::regprocedure,
+           'aggcombinefn', a.aggcombinefn::oid::regprocedure,
+           'aggserialfn', a.aggserialfn::oid::regprocedure,
+           'aggdeserialfn', a.aggdeserialfn::oid::regprocedure,
+           'aggmtransfn', a.aggmtransfn::oid::regprocedure,
+           'aggminvtransfn', a.aggminvtransfn::oid::regprocedure,
+           'aggmfinalfn', a.aggmfinalfn::oid::regprocedure,
+           'aggsortop', a.aggsortop::regoperator,
+           'aggtranstype', format_type(a.aggtranstype, NULL),
+           'aggmtranstype', format_type(a.aggmtranstype, NULL))
+    FROM pg_aggregate a
   UNION ALL
   SELECT 'pg_type'::regclass, t.oid,
          to_jsonb(t) - 'oid' - 'typdefaultbin' || jsonb_build_object(

@@ -65,8 +65,11 @@ simhash_install_deps() {
 		dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
 	done
 	# The demo and the quality evaluation read apt's English descriptions,
-	# which Debian's container images switch off (Acquire::Languages "none").
-	if [ -z "$missing" ] && python3 "$SIMHASH_ROOT/tools/corpus.py" --files >/dev/null 2>&1; then
+	# and the mixed-script evaluation its Chinese ones, which Debian's
+	# container images switch off (Acquire::Languages "none").  apt keeps
+	# only the languages of its last update: ask for both every time.
+	if [ -z "$missing" ] && python3 "$SIMHASH_ROOT/tools/corpus.py" --files >/dev/null 2>&1 &&
+		python3 "$SIMHASH_ROOT/tools/corpus.py" --files zh_CN >/dev/null 2>&1; then
 		return 0
 	fi
 	if [ "$(id -u)" != 0 ]; then
@@ -75,7 +78,7 @@ simhash_install_deps() {
 		return 1
 	fi
 	echo "== installing Debian packages:${missing:- (none)}; fetching package descriptions"
-	apt-get update -qq -o Acquire::Languages=en
+	apt-get update -qq -o Acquire::Languages=en,zh_CN
 	if [ -n "$missing" ]; then
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
 	fi

@@ -29,7 +29,15 @@ From the command line (Debian's python3, no other package needed):
     python3 tools/corpus.py           counts, and the files read
     python3 tools/corpus.py --csv     CSV (package, body) on stdout, for
                                       psql's \\copy ... WITH (FORMAT csv)
-    python3 tools/corpus.py --files   the files read, one per line
+    python3 tools/corpus.py --files [LANG]   the files read, one per line
+    python3 tools/corpus.py --fetch   apt-get update with the English and
+                                      the Chinese (zh_CN) descriptions
+
+Other languages: load(lang="zh_CN") reads apt's Chinese descriptions
+(*_main_i18n_Translation-zh%5fCN.lz4, "Description-zh_CN: " entries) in the
+same way; the mixed-script evaluation (test/quality/mixed.py) uses them.
+apt keeps only the lists of the languages of its last update, so fetch()
+always asks for English too.
 """
 import csv
 import glob
@@ -40,24 +48,34 @@ import sys
 
 PATTERN = "/var/lib/apt/lists/*_main_i18n_Translation-en.lz4"
 SUFFIX = "_main_i18n_Translation-en.lz4"
+LANGUAGES = "en,zh_CN"          # what fetch() asks apt for
 
 
-def files():
+def fetch():
+    """apt-get update with the description lists of LANGUAGES (as root)."""
+    subprocess.run(["apt-get", "update", "-qq", "-o", f"Acquire::Languages={LANGUAGES}"],
+                   check=True)
+
+
+def files(lang="en"):
     """The release lists that load() reads, sorted; exits if there is none."""
+    suffix = SUFFIX.replace("-en.", "-" + lang.replace("_", "%5f") + ".")
+    pattern = "/var/lib/apt/lists/*" + suffix
     out = []
-    for path in sorted(glob.glob(PATTERN)):
+    for path in sorted(glob.glob(pattern)):
         name = os.path.basename(path)
-        suite = name[:-len(SUFFIX)].rsplit("_dists_", 1)[-1]
+        suite = name[:-len(suffix)].rsplit("_dists_", 1)[-1]
         if "-" not in suite:
             out.append(path)
     if not out:
-        sys.exit(f"no release list of apt's English descriptions ({PATTERN}, suite without '-'): "
-                 "run apt-get update -o Acquire::Languages=en")
+        sys.exit(f"no release list of apt's descriptions in {lang} ({pattern}, suite without '-'): "
+                 f"run python3 tools/corpus.py --fetch (apt-get update -o Acquire::Languages={LANGUAGES})")
     return out
 
 
-def parse(data):
-    """(package, text) of each entry of a Translation-en file's text."""
+def parse(data, lang="en"):
+    """(package, text) of each entry of a Translation-<lang> file's text."""
+    field = f"Description-{lang}: "
     docs = []
     pkg = None
     lines = None
@@ -71,8 +89,8 @@ def parse(data):
             flush()
             pkg = line[len("Package: "):].strip()
             lines = None
-        elif line.startswith("Description-en: "):
-            lines = [line[len("Description-en: "):]]
+        elif line.startswith(field):
+            lines = [line[len(field):]]
         elif line.startswith(" ") and lines is not None:
             body = line[1:]
             lines.append("" if body == "." else body)
@@ -82,12 +100,12 @@ def parse(data):
     return docs
 
 
-def load(paths=None):
+def load(paths=None, lang="en"):
     """Return the documents as a list of (package, text), in file order."""
     docs = []
-    for path in paths or files():
+    for path in paths or files(lang):
         raw = subprocess.run(["lz4cat", path], check=True, capture_output=True).stdout
-        docs.extend(parse(raw.decode("utf-8")))
+        docs.extend(parse(raw.decode("utf-8"), lang))
     return docs
 
 
@@ -97,8 +115,10 @@ def main(argv):
         w = csv.writer(out, lineterminator="\n")
         w.writerows(load())
         out.flush()
-    elif argv[1:] == ["--files"]:
-        print("\n".join(files()))
+    elif argv[1:] == ["--fetch"]:
+        fetch()
+    elif argv[1:2] == ["--files"] and len(argv) <= 3:
+        print("\n".join(files(*argv[2:])))
     elif argv[1:] == []:
         docs = load()
         texts = {t for _, t in docs}
@@ -106,7 +126,7 @@ def main(argv):
         print(f"{len(docs)} descriptions ({size / 1e6:.1f} MB), {len(texts)} distinct texts, from")
         print("\n".join("  " + f for f in files()))
     else:
-        sys.exit("usage: python3 tools/corpus.py [--csv | --files]")
+        sys.exit("usage: python3 tools/corpus.py [--csv | --files [LANG] | --fetch]")
 
 
 if __name__ == "__main__":

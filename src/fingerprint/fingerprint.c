@@ -14,6 +14,8 @@
  *	3. Classify: CJK ideographs and kana are tokens by themselves (or, in
  *	   bigram mode, overlapping pairs within a run); other letters, marks and
  *	   digits (categories L, M, N) form words; everything else separates.
+ *	   With tokens = chars, every letter or digit (L, N) is a token instead,
+ *	   with the marks that follow it, and everything else is dropped.
  *	4. Hash each token's UTF-8 bytes with XXH3-64 (seed 0).
  *	5. Features are the shingles of n consecutive tokens, for every n in the
  *	   scheme's list of sizes (default 1 and 3: each token, and each run of
@@ -682,7 +684,11 @@ find_features(ShingleState *st, const char *text, size_t len,
 		return;
 	}
 
-	simhash_tokenize(text, len, config->cjk, shingle_token, shingle_short_token, st);
+	if (config->tokens == SIMHASH_TOKENS_CHARS)
+		simhash_tokenize_chars(text, len, shingle_short_token, st);
+	else
+		simhash_tokenize(text, len, config->cjk, shingle_token,
+						 shingle_short_token, st);
 	flush_tokens(st);
 
 	/*

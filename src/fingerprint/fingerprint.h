@@ -47,6 +47,7 @@ typedef struct SimhashConfig
 	int			chargram;		/* n of character n-grams, or 0 */
 	SimhashWeighting weighting;
 	SimhashCjkMode cjk;
+	SimhashTokens tokens;		/* words (with cjk) or characters */
 } SimhashConfig;
 
 /*
@@ -89,9 +90,20 @@ extern void SimhashOfText128(const char *text, size_t len,
 extern uint64 *SimhashFeatureSet(const char *text, size_t len,
 								 const SimhashConfig *config, size_t *nfeatures);
 
+/* qsort() and bsearch() order of int64 values: signatures, sentence hashes */
+static inline int
+SimhashInt64Cmp(const void *a, const void *b)
+{
+	int64		x = *(const int64 *) a;
+	int64		y = *(const int64 *) b;
+
+	return x < y ? -1 : x > y;
+}
+
 /* sentences.c: the top-k longest-sentence signature */
 #define SIMHASH_MAX_SENTENCES	1000
 extern int	SimhashSentenceSignature(const char *text, size_t len, int k,
-									 int64 *sig);
+									 const int64 *skip, int nskip, int64 *sig);
+extern int64 *SimhashSentenceHashes(const char *text, size_t len, int *n);
 
 #endif							/* SIMHASH_FINGERPRINT_H */

@@ -47,7 +47,7 @@ PG_FUNCTION_INFO_V1(simhash_sentences);
 PG_FUNCTION_INFO_V1(simhash_sentence_overlap);
 
 /* The bytes of a string as UTF-8, converting from the database encoding */
-static const char *
+const char *
 SimhashStringAsUtf8(const char *s, int len, size_t *utf8_len)
 {
 	int			encoding = GetDatabaseEncoding();
@@ -82,6 +82,11 @@ typedef struct OptionWord
 static const OptionWord cjk_words[] = {
 	{"unigram", SIMHASH_CJK_UNIGRAM},
 	{"bigram", SIMHASH_CJK_BIGRAM},
+};
+
+static const OptionWord tokens_words[] = {
+	{"words", SIMHASH_TOKENS_WORDS},
+	{"chars", SIMHASH_TOKENS_CHARS},
 };
 
 static const OptionWord weighting_words[] = {
@@ -127,6 +132,14 @@ parse_cjk(text *cjk)
 {
 	return (SimhashCjkMode) parse_option("cjk", cjk, cjk_words,
 										 lengthof(cjk_words));
+}
+
+/* Parse the tokens option */
+static inline SimhashTokens
+parse_tokens(text *tokens)
+{
+	return (SimhashTokens) parse_option("tokens", tokens, tokens_words,
+										lengthof(tokens_words));
 }
 
 /* Parse the weighting option */
@@ -210,9 +223,12 @@ typedef struct ShinglesCache
 } ShinglesCache;
 
 /*
- * Build a word-shingle feature scheme from the arguments of a call: the
- * shingle sizes, the weighting (or tf, if weighting_arg < 0) and the CJK
- * mode are arguments shingles_arg, weighting_arg and cjk_arg.
+ * Build a shingle feature scheme from the arguments of a call: the shingle
+ * sizes, the weighting (or tf, if weighting_arg < 0), the CJK mode and the
+ * kind of tokens are arguments shingles_arg, weighting_arg, cjk_arg and
+ * tokens_arg.  The tokens are words if tokens_arg < 0 or the call has no
+ * such argument: the functions declared before version 1.6 (which a
+ * database not yet updated still calls) have none.
  *
  * The shingle sizes are usually a constant or a query parameter, the same
  * on every call of a query: then they are parsed once.  An array computed
@@ -221,7 +237,8 @@ typedef struct ShinglesCache
  */
 void
 SimhashConfigFromArgs(FunctionCallInfo fcinfo, int shingles_arg,
-					  int weighting_arg, int cjk_arg, SimhashConfig *config)
+					  int weighting_arg, int cjk_arg, int tokens_arg,
+					  SimhashConfig *config)
 {
 	ShinglesCache *cache = (ShinglesCache *) fcinfo->flinfo->fn_extra;
 
@@ -242,13 +259,28 @@ SimhashConfigFromArgs(FunctionCallInfo fcinfo, int shingles_arg,
 	config->weighting = weighting_arg < 0 ? SIMHASH_WEIGHT_TF :
 		parse_weighting(PG_GETARG_TEXT_PP(weighting_arg));
 	config->cjk = parse_cjk(PG_GETARG_TEXT_PP(cjk_arg));
+	config->tokens = (tokens_arg >= 0 && tokens_arg < PG_NARGS()) ?
+		parse_tokens(PG_GETARG_TEXT_PP(tokens_arg)) : SIMHASH_TOKENS_WORDS;
+
+	/* characters are tokens one by one: there are no runs to pair */
+	if (config->tokens == SIMHASH_TOKENS_CHARS &&
+		config->cjk != SIMHASH_CJK_UNIGRAM)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"cjk\" with tokens \"chars\": \"%s\"",
+						text_to_cstring(PG_GETARG_TEXT_PP(cjk_arg))),
+				 errdetail("With tokens \"chars\" every character is a token of its own, so cjk must be \"unigram\"."),
+				 errhint("Pairs of characters are shingles => '{2}'.")));
 }
 
-/* The scheme of simhash(doc, shingles, weighting, cjk) and its helpers */
+/*
+ * The scheme of simhash(doc, shingles, weighting, cjk), of its helpers and
+ * of simhash128(doc, shingles, weighting, cjk, tokens)
+ */
 static inline void
 config_from_args(FunctionCallInfo fcinfo, SimhashConfig *config)
 {
-	SimhashConfigFromArgs(fcinfo, 1, 2, 3, config);
+	SimhashConfigFromArgs(fcinfo, 1, 2, 3, 4, config);
 }
 
 /* The fingerprint of a text argument; nfeatures as for SimhashOfText */
@@ -342,7 +374,7 @@ simhash_text_is_reliable(PG_FUNCTION_ARGS)
 	int64		min_features = PG_GETARG_INT64(1);
 	SimhashConfig config;
 
-	SimhashConfigFromArgs(fcinfo, 2, 3, 4, &config);
+	SimhashConfigFromArgs(fcinfo, 2, 3, 4, -1, &config);
 	PG_RETURN_BOOL(feature_count_of_text_arg(PG_GETARG_TEXT_PP(0), &config) >=
 				   min_features);
 }
@@ -562,6 +594,7 @@ simhash_text_chargrams(PG_FUNCTION_ARGS)
 	config.chargram = n;
 	config.weighting = parse_weighting(PG_GETARG_TEXT_PP(2));
 	config.cjk = SIMHASH_CJK_UNIGRAM;
+	config.tokens = SIMHASH_TOKENS_WORDS;
 	PG_RETURN_SIMHASH(simhash_of_text_arg(doc, &config, NULL));
 }
 
@@ -577,8 +610,8 @@ SimhashFeatureSetOfText(text *doc, const SimhashConfig *config,
 }
 
 /*
- * simhash_jaccard(a, b, shingles, cjk): |A & B| / |A | B| of the two texts'
- * sets of distinct features.  Two texts without features have equal (empty)
+ * simhash_jaccard(a, b, shingles, cjk, tokens): |A & B| / |A | B| of the two
+ * texts' sets of distinct features.  Two texts without features have equal (empty)
  * sets, so their similarity is 1.
  */
 Datum
@@ -595,7 +628,7 @@ simhash_text_jaccard(PG_FUNCTION_ARGS)
 				j = 0,
 				common = 0;
 
-	SimhashConfigFromArgs(fcinfo, 2, -1, 3, &config);
+	SimhashConfigFromArgs(fcinfo, 2, -1, 3, 4, &config);
 	fa = SimhashFeatureSetOfText(a, &config, &na);
 	fb = SimhashFeatureSetOfText(b, &config, &nb);
 	if (na + nb == 0)
@@ -620,46 +653,6 @@ simhash_text_jaccard(PG_FUNCTION_ARGS)
 	PG_RETURN_FLOAT8((double) common / (double) (na + nb - common));
 }
 
-/*
- * simhash_sentences(text, k): the hashes of the text's k longest sentences,
- * sorted (sentences.c, docs/fingerprint_format.md).  Fewer when the text
- * has fewer sentences; empty for a text without tokens.
- */
-Datum
-simhash_sentences(PG_FUNCTION_ARGS)
-{
-	text	   *doc = PG_GETARG_TEXT_PP(0);
-	int32		k = PG_GETARG_INT32(1);
-	size_t		len;
-	const char *utf8;
-	int64	   *sig;
-	Datum	   *elems;
-	int			n,
-				i;
-
-	if (k < 1 || k > SIMHASH_MAX_SENTENCES)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("k must be between 1 and %d, not %d", SIMHASH_MAX_SENTENCES, k)));
-	utf8 = text_as_utf8(doc, &len);
-	sig = palloc(k * sizeof(int64));
-	n = SimhashSentenceSignature(utf8, len, k, sig);
-	elems = palloc(Max(n, 1) * sizeof(Datum));
-	for (i = 0; i < n; i++)
-		elems[i] = Int64GetDatum(sig[i]);
-	PG_RETURN_ARRAYTYPE_P(construct_array(elems, n, INT8OID, sizeof(int64),
-										  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-}
-
-static int
-int64_cmp(const void *a, const void *b)
-{
-	int64		x = *(const int64 *) a;
-	int64		y = *(const int64 *) b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* The distinct non-NULL elements of a bigint[], sorted */
 static int64 *
 distinct_int8s(ArrayType *a, int *n)
@@ -677,7 +670,7 @@ distinct_int8s(ArrayType *a, int *n)
 	for (i = 0; i < count; i++)
 		if (!nulls[i])
 			v[out++] = DatumGetInt64(elems[i]);
-	qsort(v, out, sizeof(int64), int64_cmp);
+	qsort(v, out, sizeof(int64), SimhashInt64Cmp);
 	count = out;
 	out = 0;
 	for (i = 0; i < count; i++)
@@ -685,6 +678,43 @@ distinct_int8s(ArrayType *a, int *n)
 			v[out++] = v[i];
 	*n = out;
 	return v;
+}
+
+/*
+ * simhash_sentences(text, k, skip): the hashes of the text's k longest
+ * sentences whose hashes are not in skip, sorted (sentences.c,
+ * docs/fingerprint_format.md).  Fewer when the text has fewer sentences;
+ * empty for a text without tokens.  A database not yet updated to 1.6
+ * calls it without skip.
+ */
+Datum
+simhash_sentences(PG_FUNCTION_ARGS)
+{
+	text	   *doc = PG_GETARG_TEXT_PP(0);
+	int32		k = PG_GETARG_INT32(1);
+	size_t		len;
+	const char *utf8;
+	int64	   *sig;
+	int64	   *skip = NULL;
+	int			nskip = 0;
+	Datum	   *elems;
+	int			n,
+				i;
+
+	if (k < 1 || k > SIMHASH_MAX_SENTENCES)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("k must be between 1 and %d, not %d", SIMHASH_MAX_SENTENCES, k)));
+	if (PG_NARGS() > 2)
+		skip = distinct_int8s(PG_GETARG_ARRAYTYPE_P(2), &nskip);
+	utf8 = text_as_utf8(doc, &len);
+	sig = palloc(k * sizeof(int64));
+	n = SimhashSentenceSignature(utf8, len, k, skip, nskip, sig);
+	elems = palloc(Max(n, 1) * sizeof(Datum));
+	for (i = 0; i < n; i++)
+		elems[i] = Int64GetDatum(sig[i]);
+	PG_RETURN_ARRAYTYPE_P(construct_array(elems, n, INT8OID, sizeof(int64),
+										  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }
 
 /*

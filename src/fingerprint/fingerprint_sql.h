@@ -2,7 +2,8 @@
  *
  * fingerprint_sql.h
  *		Argument handling shared by the SQL functions that fingerprint text
- *		(fingerprint_sql.c) and compute MinHash signatures (minhash.c).
+ *		(fingerprint_sql.c), compute MinHash signatures (minhash.c) and
+ *		count sentences (boilerplate.c).
  *
  * IDENTIFICATION
  *	  src/fingerprint/fingerprint_sql.h
@@ -18,7 +19,9 @@
 
 extern void SimhashConfigFromArgs(FunctionCallInfo fcinfo, int shingles_arg,
 								  int weighting_arg, int cjk_arg,
-								  SimhashConfig *config);
+								  int tokens_arg, SimhashConfig *config);
+extern const char *SimhashStringAsUtf8(const char *s, int len,
+									   size_t *utf8_len);
 extern uint64 *SimhashFeatureSetOfText(text *doc, const SimhashConfig *config,
 									   size_t *nfeatures);
 

@@ -13,7 +13,8 @@
  * The signature is a stored format, frozen like the fingerprint:
  *
  *	- F = the set of distinct feature hashes of the text, as simhash_jaccard()
- *	  sees it (word shingles of the given sizes, default 3; fingerprint.c).
+ *	  sees it (shingles of the given sizes, default 3, of words or, with
+ *	  tokens = chars, of characters; fingerprint.c).
  *	- Slot i (0-based) of an n-slot signature is the minimum, as unsigned
  *	  64-bit integers, of mix(f XOR s_i) over f in F, where
  *	  s_i = mix((i + 1) * 0x9E3779B97F4A7C15) and mix is MurmurHash3's 64-bit
@@ -65,7 +66,7 @@ minhash_mix(uint64 x)
 	return x;
 }
 
-/* minhash(doc, n, shingles, cjk) */
+/* minhash(doc, n, shingles, cjk, tokens) */
 Datum
 minhash_text(PG_FUNCTION_ARGS)
 {
@@ -86,7 +87,7 @@ minhash_text(PG_FUNCTION_ARGS)
 				 errmsg("MinHash signature size %d is out of range", n),
 				 errdetail("The size must be between 1 and %d.",
 						   MINHASH_MAX_SLOTS)));
-	SimhashConfigFromArgs(fcinfo, 2, -1, 3, &config);
+	SimhashConfigFromArgs(fcinfo, 2, -1, 3, 4, &config);
 	features = SimhashFeatureSetOfText(doc, &config, &nfeatures);
 
 	seeds = palloc(n * sizeof(uint64));

@@ -30,6 +30,10 @@
  *	   the sentences in the text does not matter.  The first k are the
  *	   signature, returned sorted (as signed 64-bit integers, smallest
  *	   first), so that equal signatures are equal arrays.
+ *	5. With a skip list (version 1.6: simhash_sentences(body, k, skip)),
+ *	   a sentence whose hash is in the list is passed over before step 4
+ *	   takes the first k: the next longest take its place.  An empty list
+ *	   is the signature of 1.5.
  *
  * The text of a sentence is never held whole: the tokens stream into an
  * XXH3 state (on the stack; xxHash's header is compiled in, as in
@@ -119,15 +123,6 @@ sentence_cmp(const void *a, const void *b)
 	return 0;
 }
 
-static int
-int64_cmp(const void *a, const void *b)
-{
-	int64		x = *(const int64 *) a;
-	int64		y = *(const int64 *) b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* The sentences found so far */
 typedef struct SentenceList
 {
@@ -202,34 +197,68 @@ split_sentences(const char *text, size_t len, XXH3_state_t *xxh,
 		add_sentence(start, (const char *) end, xxh, list);
 }
 
-/*
- * The signature of a UTF-8 text: up to k hashes, sorted, into sig (room for
- * k); returns how many.
- */
-int
-SimhashSentenceSignature(const char *text, size_t len, int k, int64 *sig)
+/* The text's sentences, longest first, copies once (steps 1 to 4) */
+static Sentence *
+sorted_sentences(const char *text, size_t len, int *n)
 {
 	XXH3_state_t xxh;
 	SentenceList list;
 	int			i,
-				kept;
+				out = 0;
 
 	XXH3_INITSTATE(&xxh);
 	list.n = 0;
 	list.max = 16;
 	list.items = palloc(list.max * sizeof(Sentence));
 	split_sentences(text, len, &xxh, &list);
-
-	/* longest first, copies once */
 	qsort(list.items, list.n, sizeof(Sentence), sentence_cmp);
-	kept = 0;
-	for (i = 0; i < list.n && kept < k; i++)
+	for (i = 0; i < list.n; i++)
+		if (out == 0 || list.items[i].hash != list.items[out - 1].hash)
+			list.items[out++] = list.items[i];
+	*n = out;
+	return list.items;
+}
+
+/*
+ * The signature of a UTF-8 text: up to k hashes, sorted, into sig (room for
+ * k), passing over those in skip (nskip of them, sorted as signed 64-bit
+ * integers); returns how many.
+ */
+int
+SimhashSentenceSignature(const char *text, size_t len, int k,
+						 const int64 *skip, int nskip, int64 *sig)
+{
+	int			n,
+				i,
+				kept = 0;
+	Sentence   *items = sorted_sentences(text, len, &n);
+
+	for (i = 0; i < n && kept < k; i++)
 	{
-		if (i > 0 && list.items[i].hash == list.items[i - 1].hash)
+		int64		h = (int64) items[i].hash;
+
+		if (nskip > 0 && bsearch(&h, skip, nskip, sizeof(int64), SimhashInt64Cmp))
 			continue;
-		sig[kept++] = (int64) list.items[i].hash;
+		sig[kept++] = h;
 	}
-	pfree(list.items);
-	qsort(sig, kept, sizeof(int64), int64_cmp);
+	pfree(items);
+	qsort(sig, kept, sizeof(int64), SimhashInt64Cmp);
 	return kept;
+}
+
+/*
+ * Every distinct sentence hash of a UTF-8 text, in no particular order
+ * (simhash_frequent_sentences counts them); *n is how many
+ */
+int64 *
+SimhashSentenceHashes(const char *text, size_t len, int *n)
+{
+	Sentence   *items = sorted_sentences(text, len, n);
+	int64	   *hashes = palloc(Max(*n, 1) * sizeof(int64));
+	int			i;
+
+	for (i = 0; i < *n; i++)
+		hashes[i] = (int64) items[i].hash;
+	pfree(items);
+	return hashes;
 }

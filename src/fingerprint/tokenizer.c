@@ -2,7 +2,8 @@
  *
  * tokenizer.c
  *		The tokenizer's Unicode lookups (case folding, word characters,
- *		ideographs), and SimhashTokenize(), the tokenizer for any callback.
+ *		ideographs, marks), and SimhashTokenize(), the tokenizer for any
+ *		callback.
  *
  * The tokenizer's loop is in tokenizer_loop.h, which explains the split.  The
  * tables come from tools/gen_unicode_tables.py (Unicode 15.0) and are part
@@ -57,30 +58,43 @@ SimhashNormalizeCodePoint(uint32 cp)
 	return cp;
 }
 
-/* Is this code point a letter, mark or digit (general category L, M, N)? */
-bool
-SimhashIsWordCodePoint(uint32 cp)
+/* Is cp in one of the n sorted ranges? */
+static bool
+in_ranges(uint32 cp, const UnicodeRange *ranges, int n)
 {
-	int			lo,
-				hi;
+	int			lo = 0,
+				hi = n - 1;
 
-	if (cp < 0x80)
-		return ascii_is_word((unsigned char) cp);
-
-	lo = 0;
-	hi = lengthof(unicode_word_ranges) - 1;
 	while (lo <= hi)
 	{
 		int			mid = (lo + hi) / 2;
 
-		if (cp < unicode_word_ranges[mid].first)
+		if (cp < ranges[mid].first)
 			hi = mid - 1;
-		else if (cp > unicode_word_ranges[mid].last)
+		else if (cp > ranges[mid].last)
 			lo = mid + 1;
 		else
 			return true;
 	}
 	return false;
+}
+
+/* Is this code point a letter, mark or digit (general category L, M, N)? */
+bool
+SimhashIsWordCodePoint(uint32 cp)
+{
+	if (cp < 0x80)
+		return ascii_is_word((unsigned char) cp);
+	return in_ranges(cp, unicode_word_ranges, lengthof(unicode_word_ranges));
+}
+
+/* Is this code point a mark (general category M)?  None is ASCII. */
+bool
+SimhashIsMark(uint32 cp)
+{
+	if (cp < 0x300)
+		return false;
+	return in_ranges(cp, unicode_mark_ranges, lengthof(unicode_mark_ranges));
 }
 
 /*

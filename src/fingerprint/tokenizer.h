@@ -24,6 +24,18 @@ typedef enum SimhashCjkMode
 	SIMHASH_CJK_BIGRAM			/* overlapping character pairs */
 } SimhashCjkMode;
 
+/*
+ * What a token is: a word (a run of letters, marks and digits; each
+ * ideograph alone), the default; or one character, a letter or digit of any
+ * script with the marks that follow it (tokens => 'chars',
+ * docs/fingerprint_format.md, "Character tokens").
+ */
+typedef enum SimhashTokens
+{
+	SIMHASH_TOKENS_WORDS,
+	SIMHASH_TOKENS_CHARS
+} SimhashTokens;
+
 /* Called once per token with its case-folded UTF-8 bytes */
 typedef void (*SimhashTokenCallback) (void *arg, const char *token, size_t len);
 
@@ -33,5 +45,6 @@ extern void SimhashTokenize(const char *text, size_t len, SimhashCjkMode cjk,
 extern uint32 SimhashNormalizeCodePoint(uint32 cp);
 extern bool SimhashIsWordCodePoint(uint32 cp);
 extern bool SimhashIsIdeograph(uint32 cp);
+extern bool SimhashIsMark(uint32 cp);
 
 #endif							/* SIMHASH_TOKENIZER_H */

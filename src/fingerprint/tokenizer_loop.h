@@ -352,4 +352,63 @@ simhash_tokenize(const char *text, size_t len, SimhashCjkMode cjk,
 	pfree(ts.word.data);
 }
 
+/*
+ * The character tokens of tokens => 'chars' (docs/fingerprint_format.md,
+ * "Character tokens"): after steps 1 and 2, every code point of category L
+ * or N is a token, with the marks (category M) that directly follow it
+ * appended; a mark that follows anything else, and every other code point,
+ * is dropped.  So a text's character tokens are its letters and digits, of
+ * any script, one by one, whatever spaces or punctuation stood between
+ * them.  Each goes to sink(arg, token, len).  Always inlined, like
+ * simhash_tokenize().
+ */
+static pg_attribute_always_inline void
+simhash_tokenize_chars(const char *text, size_t len, SimhashTokenCallback sink,
+					   void *arg)
+{
+	const unsigned char *p = (const unsigned char *) text;
+	const unsigned char *end = p + len;
+	StringInfoData ch;			/* the character being read, with its marks */
+
+	initStringInfo(&ch);
+	while (p < end)
+	{
+		uint32		cp;
+
+		if (*p < 0x80)
+		{
+			unsigned char c = *p++;
+
+			if (ch.len > 0)
+				sink(arg, ch.data, ch.len);
+			ch.len = 0;
+			if (ascii_class[c])
+			{
+				ch.data[0] = (char) ascii_fold(c);
+				ch.len = 1;
+			}
+			ch.data[ch.len] = '\0';
+			continue;
+		}
+
+		cp = SimhashNormalizeCodePoint(decode_utf8(&p, end));
+		if (SimhashIsMark(cp))
+		{
+			/* a mark belongs to the letter or digit before it, if any */
+			if (ch.len > 0)
+				append_utf8(&ch, cp);
+			continue;
+		}
+		if (ch.len > 0)
+			sink(arg, ch.data, ch.len);
+		ch.len = 0;
+		ch.data[0] = '\0';
+		if (SimhashIsWordCodePoint(cp))
+			append_utf8(&ch, cp);
+	}
+	if (ch.len > 0)
+		sink(arg, ch.data, ch.len);
+	pfree(ch.data);
+}
+
 #endif							/* SIMHASH_TOKENIZER_LOOP_H */

@@ -101,6 +101,20 @@ PermInit(void)
 							 NULL, NULL, NULL);
 
 	/*
+	 * A scan of the code store counts bits with AVX-512's vector popcount
+	 * where the CPU has it (permstorescan.c); off, with POPCNT alone, which
+	 * tests and benchmarks compare with
+	 */
+	DefineCustomBoolVariable("simhash.store_vector_popcount",
+							 "Lets scans of a simhash_perm code store count bits with AVX-512 (off: for tests).",
+							 NULL,
+							 &perm_store_vector_popcount,
+							 true,
+							 PGC_SUSET,
+							 GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
+
+	/*
 	 * For tests only: CREATE INDEX says, as a NOTICE, how many parallel
 	 * workers read a share of the table (permbuildparallel.c), so that a
 	 * test can tell a parallel build from a serial one.

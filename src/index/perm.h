@@ -662,6 +662,7 @@ extern void PermCountWithin(Relation index, const uint64 *centers, int n, int k,
 /* permstore.c */
 
 extern bool perm_build_code_store;
+extern bool perm_store_vector_popcount;
 extern bool PermIndexWantsStore(Relation index);
 extern PermStoreBuild *PermStoreBuildBegin(Relation index,
 										   struct SharedFileSet *fileset,
@@ -711,6 +712,8 @@ extern void PermReleasePins(PermPinList *pins);
 extern const KeyTid PermMinKey;
 pg_noreturn extern void PermReportCorruption(Relation index, BlockNumber blkno,
 										 const char *detail);
+extern PermPageOpaque PermCheckPageHeader(Relation index, Buffer buf,
+										  const char *what);
 extern void PermCheckPage(Relation index, Buffer buf, int table, int level);
 extern Buffer PermReadPageRecent(Relation index, BlockNumber blkno,
 								 Buffer *recent, int lockmode, int table,
@@ -839,8 +842,7 @@ extern void PermRestoreUser(PermSavedUser *saved);
 extern void PermReadRowsAsOwner(Relation heap, Relation index,
 								Snapshot snapshot, IndexBuildCallback callback,
 								void *arg);
-extern void PermReadRowsAsCaller(Relation heap, Relation index,
-								 Snapshot snapshot, IndexBuildCallback callback,
-								 void *arg);
+extern void PermReadRowsAsCaller(IndexScanDesc scan,
+								 IndexBuildCallback callback, void *arg);
 
 #endif							/* SIMHASH_PERM_H */

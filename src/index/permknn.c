@@ -338,17 +338,8 @@ collect_null(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 void
 PermKnnReadNullRows(IndexScanDesc scan, PermScanOpaque so)
 {
-	Relation	heap = scan->heapRelation;
-
-	/* a bitmap scan is not given the table; the executor has it locked */
-	if (heap == NULL)
-		heap = table_open(IndexGetRelation(RelationGetRelid(scan->indexRelation),
-										   false), AccessShareLock);
 	/* as the caller: a scan never runs the owner's code with its rights */
-	PermReadRowsAsCaller(heap, scan->indexRelation, scan->xs_snapshot,
-						 collect_null, so);
-	if (heap != scan->heapRelation)
-		table_close(heap, AccessShareLock);
+	PermReadRowsAsCaller(scan, collect_null, so);
 }
 
 /*

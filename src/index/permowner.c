@@ -32,6 +32,8 @@
  */
 #include "postgres.h"
 
+#include "access/relscan.h"
+#include "access/table.h"
 #include "access/tableam.h"
 #include "catalog/index.h"
 #include "miscadmin.h"
@@ -127,15 +129,23 @@ PermReadRowsAsOwner(Relation heap, Relation index, Snapshot snapshot,
 }
 
 /*
- * read_rows for a scan: as the caller, with the caller's settings, as the
- * sequential scan of the query would evaluate the same expressions.  Never
- * as the owner: a role with SELECT on the table would otherwise run the
- * owner's code, and whatever its search_path slips under it, with the
- * owner's rights.
+ * read_rows for a scan, under its snapshot: as the caller, with the
+ * caller's settings, as the sequential scan of the query would evaluate
+ * the same expressions.  Never as the owner: a role with SELECT on the
+ * table would otherwise run the owner's code, and whatever its search_path
+ * slips under it, with the owner's rights.  A bitmap scan is not given the
+ * table: it is opened here (the executor has it locked).
  */
 void
-PermReadRowsAsCaller(Relation heap, Relation index, Snapshot snapshot,
-					 IndexBuildCallback callback, void *arg)
+PermReadRowsAsCaller(IndexScanDesc scan, IndexBuildCallback callback,
+					 void *arg)
 {
-	read_rows(heap, index, snapshot, callback, arg);
+	Relation	heap = scan->heapRelation;
+
+	if (heap == NULL)
+		heap = table_open(IndexGetRelation(RelationGetRelid(scan->indexRelation),
+										   false), AccessShareLock);
+	read_rows(heap, scan->indexRelation, scan->xs_snapshot, callback, arg);
+	if (heap != scan->heapRelation)
+		table_close(heap, AccessShareLock);
 }

@@ -223,6 +223,37 @@ PermReportCorruption(Relation index, BlockNumber blkno, const char *detail)
 }
 
 /*
+ * Check what every page of a table or of the code store has: not all
+ * zeros (what), a header whose pd_lower and pd_upper lie between the
+ * entries' start and the special space, and PERM_PAGE_ID.  Returns the
+ * special space.
+ */
+PermPageOpaque
+PermCheckPageHeader(Relation index, Buffer buf, const char *what)
+{
+	Page		page = BufferGetPage(buf);
+	BlockNumber blkno = BufferGetBlockNumber(buf);
+	PageHeader	hdr = (PageHeader) page;
+	PermPageOpaque opaque;
+	size_t		entries_off = PermPageEntries(page) - (char *) page;
+
+	if (PageIsNew(page))
+		PermReportCorruption(index, blkno, psprintf("%s is all zeros.", what));
+	if (hdr->pd_special != BLCKSZ - MAXALIGN(sizeof(PermPageOpaqueData)) ||
+		hdr->pd_upper > hdr->pd_special || hdr->pd_lower < entries_off ||
+		hdr->pd_lower > hdr->pd_upper)
+		PermReportCorruption(index, blkno,
+							 psprintf("Page header: pd_lower %u, pd_upper %u, pd_special %u.",
+									  hdr->pd_lower, hdr->pd_upper, hdr->pd_special));
+	opaque = PermPageGetOpaque(page);
+	if (opaque->page_id != PERM_PAGE_ID)
+		PermReportCorruption(index, blkno,
+							 psprintf("Page identifier %04X, expected %04X.",
+									  opaque->page_id, PERM_PAGE_ID));
+	return opaque;
+}
+
+/*
  * Check a page of a table's tree: header, identification, flags, table
  * and level (table and level: -1 for any), entry counts against the page's
  * capacity and pd_lower, the leaf entry format, and that the right-link
@@ -241,19 +272,7 @@ PermCheckPage(Relation index, Buffer buf, int table, int level)
 
 	if (blkno == PERM_METAPAGE_BLKNO)
 		PermReportCorruption(index, blkno, "The metapage is reached as a page of a table.");
-	if (PageIsNew(page))
-		PermReportCorruption(index, blkno, "The page is all zeros.");
-	if (hdr->pd_special != BLCKSZ - MAXALIGN(sizeof(PermPageOpaqueData)) ||
-		hdr->pd_upper > hdr->pd_special || hdr->pd_lower < entries_off ||
-		hdr->pd_lower > hdr->pd_upper)
-		PermReportCorruption(index, blkno,
-							 psprintf("Page header: pd_lower %u, pd_upper %u, pd_special %u.",
-									  hdr->pd_lower, hdr->pd_upper, hdr->pd_special));
-	opaque = PermPageGetOpaque(page);
-	if (opaque->page_id != PERM_PAGE_ID)
-		PermReportCorruption(index, blkno,
-							 psprintf("Page identifier %04X, expected %04X.",
-									  opaque->page_id, PERM_PAGE_ID));
+	opaque = PermCheckPageHeader(index, buf, "The page");
 	if ((opaque->flags & ~PERM_TREE_FLAGS) != 0 ||
 		((opaque->flags & PERM_LEAF) != 0) == ((opaque->flags & PERM_INTERNAL) != 0) ||
 		((opaque->flags & PERM_LEAF) != 0) != (opaque->level == 0) ||

@@ -116,24 +116,12 @@ check_page(Relation index, Buffer buf, bool nulls)
 	Page		page = BufferGetPage(buf);
 	BlockNumber blkno = BufferGetBlockNumber(buf);
 	PageHeader	hdr = (PageHeader) page;
-	PermPageOpaque opaque;
 	size_t		entries_off = PermPageEntries(page) - (char *) page;
 	int			esize = entry_size(index, nulls);
 	uint16		flags = PERM_STORE | (nulls ? PERM_STORE_NULLS : 0);
+	PermPageOpaque opaque = PermCheckPageHeader(index, buf,
+												"The page of the code store");
 
-	if (PageIsNew(page))
-		PermReportCorruption(index, blkno, "The page of the code store is all zeros.");
-	if (hdr->pd_special != BLCKSZ - MAXALIGN(sizeof(PermPageOpaqueData)) ||
-		hdr->pd_upper > hdr->pd_special || hdr->pd_lower < entries_off ||
-		hdr->pd_lower > hdr->pd_upper)
-		PermReportCorruption(index, blkno,
-							 psprintf("Page header: pd_lower %u, pd_upper %u, pd_special %u.",
-									  hdr->pd_lower, hdr->pd_upper, hdr->pd_special));
-	opaque = PermPageGetOpaque(page);
-	if (opaque->page_id != PERM_PAGE_ID)
-		PermReportCorruption(index, blkno,
-							 psprintf("Page identifier %04X, expected %04X.",
-									  opaque->page_id, PERM_PAGE_ID));
 	if (opaque->flags != flags)
 		PermReportCorruption(index, blkno,
 							 psprintf("Flags %04X, but a page of the code store's %s has %04X.",

@@ -607,8 +607,7 @@ sweep(IndexScanDesc scan, PermScanOpaque so, PermWideOrder *wo)
 	ss.so = so;
 	ss.wo = wo;
 	so->nulls.n = 0;
-	PermReadRowsAsCaller(scan->heapRelation, scan->indexRelation,
-						 scan->xs_snapshot, sweep_row, &ss);
+	PermReadRowsAsCaller(scan, sweep_row, &ss);
 	hash_destroy(ss.handed);
 	drop_deferred(wo);
 	so->nulls_read = true;

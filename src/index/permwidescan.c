@@ -24,8 +24,6 @@
 #include "postgres.h"
 
 #include "access/relscan.h"
-#include "access/table.h"
-#include "catalog/index.h"
 #include "utils/rel.h"
 
 #include "index/perm.h"
@@ -171,21 +169,13 @@ search_sweep(IndexScanDesc scan, bool codes, bool nulls,
 			 PermMatchCallback callback, void *arg)
 {
 	SearchSweep ss;
-	Relation	heap = scan->heapRelation;
 
 	ss.scan = scan;
 	ss.callback = callback;
 	ss.arg = arg;
 	ss.codes = codes;
 	ss.nulls = nulls;
-	/* a bitmap scan is not given the table; the executor has it locked */
-	if (heap == NULL)
-		heap = table_open(IndexGetRelation(RelationGetRelid(scan->indexRelation),
-										   false), AccessShareLock);
-	PermReadRowsAsCaller(heap, scan->indexRelation, scan->xs_snapshot,
-						 search_sweep_row, &ss);
-	if (heap != scan->heapRelation)
-		table_close(heap, AccessShareLock);
+	PermReadRowsAsCaller(scan, search_sweep_row, &ss);
 }
 
 /*

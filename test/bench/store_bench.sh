@@ -31,6 +31,7 @@
 # indexed table of ROWS / 10 rows, with and without a store, RUNS times.
 # No assertion: a report, written to test/bench/results/store_ROWS.txt
 # (docs/reports/ keeps the runs quoted).  Environment: SECS (5), RUNS (3),
+# SHARED_BUFFERS (2GB; ten million rows want 6GB, to keep the indexes in),
 # CHECK (50), INSROWS (50000).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -38,6 +39,7 @@ source tools/common.sh
 
 ROWS=${1:-1000000}
 SECS=${SECS:-5}
+SHARED_BUFFERS=${SHARED_BUFFERS:-2GB}
 RUNS=${RUNS:-3}
 CHECK=${CHECK:-50}
 INSROWS=${INSROWS:-50000}
@@ -46,7 +48,7 @@ simhash_bench_start store "max_parallel_workers_per_gather = 2
 max_parallel_workers = 2
 jit = off
 autovacuum = off
-shared_buffers = 2GB
+shared_buffers = $SHARED_BUFFERS
 maintenance_work_mem = 1GB
 work_mem = 64MB
 max_wal_size = 8GB"

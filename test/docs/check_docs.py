@@ -33,7 +33,9 @@ measured   in README.md, a link whose text is "measured" leads to a report
            and every number of the paragraph or list item around it, outside
            code spans, is in one of the reports it links (digits and point
            as written; thousands separators do not count); every link to
-           docs/reports/ is such a link.
+           docs/reports/ is such a link; and a paragraph or list item that
+           gives a quality figure (precision or recall, and a number such
+           as 0.859) has such a link.
 license    LICENSE, META.json, debian/copyright and the comment line of
            simhash.control (and README.md's "License") name the PostgreSQL
            License, the same holder and the same year, with the same text.
@@ -594,6 +596,8 @@ def check_links():
 # measured figures
 
 NUMBER = re.compile(r'\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?')
+QUALITY_WORD = re.compile(r'\b(precision|recall)\b', re.I)
+QUALITY_FIGURE = re.compile(r'(?<![\d.])[01]\.\d{2,3}(?![\d.])')
 
 
 def numbers(text, glued=True):
@@ -638,6 +642,10 @@ def check_measured():
                 continue
             reports.append((target, set(numbers(body))))
         if not reports:
+            words = LINK.sub(lambda m: m.group(2), block)
+            if QUALITY_WORD.search(words) and QUALITY_FIGURE.search(words):
+                fail(readme, start, 'a quality figure (%s) without its report: link the report '
+                     'it was measured in as [measured]' % QUALITY_FIGURE.search(words).group(0))
             continue
         nblocks += 1
         words = LINK.sub(lambda m: m.group(2), block)

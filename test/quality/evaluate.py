@@ -411,7 +411,12 @@ def main():
               f"in {r['seconds']:.1f} s", flush=True)
 
     if check:
-        sys.exit(check_targets(result))
+        import mixed  # noqa: E402 (the mixed-script recipe: Chinese with ASCII, and English)
+        import boilerplate  # noqa: E402 (templated pages: the signature that skips boilerplate)
+        failed = check_targets(result)
+        failed |= mixed.check() > 0
+        failed |= boilerplate.check() > 0
+        sys.exit(1 if failed else 0)
 
     result["seconds"] = time.time() - t0
     os.makedirs(DOCS, exist_ok=True)

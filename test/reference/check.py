@@ -106,10 +106,12 @@ def signed(u):
 
 
 def check_v11(docs):
-    """simhash_chargrams, simhash_jaccard, minhash and minhash_bands (1.1)
-    against the reference on a sample: each document and its successor."""
+    """simhash_chargrams, simhash_jaccard, minhash and minhash_bands (1.1),
+    and character tokens (1.6), against the reference on a sample: each
+    document and its successor."""
     docs = ["妈妈喊你来吃饭", "妈妈叫你来吃饭。", "Linux内核。系统 abc 日本語のテキスト",
-            "ＡＢＣ 数据库 système Ωmega", "", "a", "ab cd"] + docs[:300]
+            "ＡＢＣ 数据库 système Ωmega", "", "a", "ab cd",
+            "cafe\u0301 \u0301x हिन्दी ½Ⅻ〇", "CAFÉ x हिंदी 1/2 ⅻ 0"] + docs[:300]
     with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False, encoding="utf-8") as f:
         w = csv.writer(f, quoting=csv.QUOTE_ALL)  # "" is an empty text, not NULL
         for i, d in enumerate(docs):
@@ -120,7 +122,11 @@ def check_v11(docs):
         f"\\copy sample FROM '{path}' WITH (FORMAT csv)\n"
         "COPY (SELECT a.id, simhash_chargrams(a.doc, 4), simhash_chargrams(a.doc, 5, 'binary'),"
         " simhash_jaccard(a.doc, b.doc), simhash_jaccard(a.doc, b.doc, '{1,2}', 'bigram'),"
-        " minhash(a.doc, 16), minhash_bands(minhash(a.doc, 16), 4)"
+        " minhash(a.doc, 16), minhash_bands(minhash(a.doc, 16), 4),"
+        " simhash_jaccard(a.doc, b.doc, tokens => 'chars'),"
+        " simhash_jaccard(a.doc, b.doc, '{1,2}', tokens => 'chars'),"
+        " minhash(a.doc, 16, '{2,4}', tokens => 'chars'),"
+        " simhash128(a.doc, '{1,3}', 'log', tokens => 'chars')"
         " FROM sample a JOIN sample b ON b.id = (a.id + 1) % (SELECT count(*) FROM sample)"
         " ORDER BY a.id) TO STDOUT WITH (FORMAT csv);\n")
     os.unlink(path)
@@ -132,16 +138,58 @@ def check_v11(docs):
                 f"{ref.simhash(a, weighting='binary', chargram=5):016x}",
                 ref.jaccard(a, b), ref.jaccard(a, b, (1, 2), "bigram"),
                 "{" + ",".join(str(signed(v)) for v in ref.minhash(a, 16)) + "}",
-                "{" + ",".join(str(signed(v)) for v in ref.minhash_bands(ref.minhash(a, 16), 4)) + "}"]
-        got = row[1:3] + [float(row[3]), float(row[4])] + row[5:7]
+                "{" + ",".join(str(signed(v)) for v in ref.minhash_bands(ref.minhash(a, 16), 4)) + "}",
+                ref.jaccard(a, b, tokens_kind="chars"),
+                ref.jaccard(a, b, (1, 2), tokens_kind="chars"),
+                "{" + ",".join(str(signed(v)) for v in ref.minhash(a, 16, (2, 4), tokens_kind="chars")) + "}",
+                ref.bits128(ref.simhash128(a, (1, 3), "log", tokens_kind="chars"))]
+        got = (row[1:3] + [float(row[3]), float(row[4])] + row[5:7] +
+               [float(row[7]), float(row[8])] + row[9:11])
         for name, g, wv in zip(("chargrams4", "chargrams5-binary", "jaccard", "jaccard-bigram",
-                                "minhash", "minhash_bands"), got, want):
+                                "minhash", "minhash_bands", "jaccard-chars", "jaccard-chars-1-2",
+                                "minhash-chars", "simhash128-chars-log"), got, want):
             ok = abs(g - wv) < 1e-12 if isinstance(wv, float) else g == wv
             if ok:
                 passed += 1
             else:
                 failed += 1
                 print(f"corpus document {i} {name}: extension {g}, reference {wv}")
+    return passed, failed
+
+
+def chars_goldens():
+    """(label, sizes, weighting, a, b) of test/golden/chars.tsv"""
+    with open(os.path.join(ROOT, "test/golden/chars.tsv"), encoding="utf-8") as f:
+        for line in f:
+            label, shingles, weighting, a, b = line.rstrip("\n").split("\t")
+            sizes = tuple(int(x) for x in shingles.strip("{}").split(","))
+            yield label, sizes, weighting, unescape(a), unescape(b)
+
+
+def check_chars_goldens():
+    """The golden values of character tokens in expected/fingerprint_golden.out
+    (Jaccard, MinHash, 128-bit fingerprint), recomputed."""
+    expected = {}
+    with open(os.path.join(ROOT, "expected/fingerprint_golden.out"), encoding="utf-8") as f:
+        for line in f:
+            m = re.match(r"^ (chars_\S+)\s+\|\s+(\S+) \| (\{[-0-9,]*\})\s+\| ([01]{128})$", line)
+            if m:
+                expected[m.group(1)] = (float(m.group(2)), m.group(3), m.group(4))
+    passed = failed = 0
+    inputs = list(chars_goldens())
+    for label, sizes, weighting, a, b in inputs:
+        want = (ref.jaccard(a, b, sizes, tokens_kind="chars"),
+                "{" + ",".join(str(signed(v)) for v in ref.minhash(a, 6, sizes, tokens_kind="chars")) + "}",
+                ref.bits128(ref.simhash128(a, sizes, weighting, tokens_kind="chars")))
+        got = expected.get(label)
+        if got is not None and abs(got[0] - want[0]) < 1e-12 and got[1:] == want[1:]:
+            passed += 1
+        else:
+            failed += 1
+            print(f"golden chars {label}: reference {want}, expected {got}")
+    if len(expected) != len(inputs):
+        failed += 1
+        print(f"golden chars: {len(expected)} values expected, {len(inputs)} inputs")
     return passed, failed
 
 
@@ -230,6 +278,10 @@ def main():
     failed += f
 
     p, f = check_sentence_goldens()
+    passed += p
+    failed += f
+
+    p, f = check_chars_goldens()
     passed += p
     failed += f
 

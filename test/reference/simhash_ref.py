@@ -25,7 +25,7 @@ def _load():
                 code, status, target = [x.strip() for x in line.split(";")[:3]]
                 if status in ("C", "S"):
                     fold[int(code, 16)] = int(target, 16)
-    word = set()
+    word, mark = set(), set()
     first = None
     with open(f"{UCD}/UnicodeData.txt", encoding="utf-8") as f:
         for line in f:
@@ -38,10 +38,12 @@ def _load():
             first = None
             if cat[0] in "LMN":
                 word.update(range(lo, cp + 1))
-    return fold, word
+            if cat[0] == "M":
+                mark.update(range(lo, cp + 1))
+    return fold, word, mark
 
 
-FOLD, WORD = _load()
+FOLD, WORD, MARK = _load()
 
 
 def normalize(cp):
@@ -94,6 +96,25 @@ def tokens(text, cjk="unigram"):
     return out
 
 
+def char_tokens(text):
+    """The character tokens (tokens => 'chars'): each letter or digit
+    (category L or N) after normalisation, with the marks that directly
+    follow it; other marks and everything else dropped."""
+    out = []
+    attach = False
+    for ch in text:
+        cp = normalize(ord(ch))
+        if cp in MARK:
+            if attach:
+                out[-1] += chr(cp)
+        elif is_word(cp):
+            out.append(chr(cp))
+            attach = True
+        else:
+            attach = False
+    return out
+
+
 def h64(data):
     return xxhash.xxh3_64_intdigest(data)
 
@@ -102,8 +123,9 @@ def le(hashes):
     return b"".join(h.to_bytes(8, "little") for h in hashes)
 
 
-def features(text, shingles=(1, 3), cjk="unigram"):
-    th = [h64(t.encode("utf-8")) for t in tokens(text, cjk)]
+def features(text, shingles=(1, 3), cjk="unigram", tokens_kind="words"):
+    toks = char_tokens(text) if tokens_kind == "chars" else tokens(text, cjk)
+    th = [h64(t.encode("utf-8")) for t in toks]
     out = []
     for n in sorted(shingles):
         if len(th) >= n:
@@ -177,11 +199,11 @@ def feature_word(h, w):
     return h if w == 0 else xxhash.xxh3_64_intdigest(h.to_bytes(8, "little"), seed=w)
 
 
-def simhash128(text, shingles=(1, 3), weighting="tf", cjk="unigram"):
+def simhash128(text, shingles=(1, 3), weighting="tf", cjk="unigram", tokens_kind="words"):
     """The 128-bit fingerprint as an unsigned integer: word 0 (the 64-bit
     fingerprint) in the high 64 bits, word 1 in the low 64 bits; shown and
     stored as bit(128), most significant bit first."""
-    weighted = weighted_features(features(text, shingles, cjk), weighting)
+    weighted = weighted_features(features(text, shingles, cjk, tokens_kind), weighting)
     return (vote(weighted) << 64) | vote([(feature_word(h, 1), w) for h, w in weighted])
 
 
@@ -197,9 +219,10 @@ def simhash_array(elements, weights=None):
                  if e is not None and w is not None])
 
 
-def jaccard(a, b, shingles=(3,), cjk="unigram"):
+def jaccard(a, b, shingles=(3,), cjk="unigram", tokens_kind="words"):
     """Jaccard similarity of the sets of distinct features (1 if both empty)."""
-    fa, fb = set(features(a, shingles, cjk)), set(features(b, shingles, cjk))
+    fa = set(features(a, shingles, cjk, tokens_kind))
+    fb = set(features(b, shingles, cjk, tokens_kind))
     return len(fa & fb) / len(fa | fb) if fa or fb else 1.0
 
 
@@ -252,9 +275,9 @@ def fmix64(x):
     return x
 
 
-def minhash(text, n=128, shingles=(3,), cjk="unigram"):
+def minhash(text, n=128, shingles=(3,), cjk="unigram", tokens_kind="words"):
     """MinHash signature as unsigned 64-bit values."""
-    fs = set(features(text, shingles, cjk))
+    fs = set(features(text, shingles, cjk, tokens_kind))
     seeds = [fmix64(((i + 1) * 0x9E3779B97F4A7C15) & M64) for i in range(n)]
     return [min((fmix64(f ^ s) for f in fs), default=M64) for s in seeds]
 
