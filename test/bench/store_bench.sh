@@ -32,7 +32,10 @@
 # No assertion: a report, written to test/bench/results/store_ROWS.txt
 # (docs/reports/ keeps the runs quoted).  Environment: SECS (5), RUNS (3),
 # SHARED_BUFFERS (2GB; ten million rows want 6GB, to keep the indexes in),
-# CHECK (50), INSROWS (50000).
+# CHECK (50), INSROWS (50000).  NEAR_AB=N measures the planted LIMIT 1 alone,
+# N rounds of near1_store and near1_old in turn (SECS seconds each), and
+# stops: the ratio of two fast, equal paths wants alternation, not three
+# runs of one then three of the other.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tools/common.sh
@@ -84,6 +87,30 @@ size_store=$(q -At -c "SELECT pg_relation_size('codes_perm')")
 size_old=$(q -At -c "SELECT pg_relation_size('codes_old_perm')")
 store_pages=$(q -At -c "SELECT sum(pages) FROM simhash_perm_check('codes_perm') WHERE table_no < 0")
 layout=$(q -At -c "SELECT count(*) || ' substrings of ' || min(prefix_bits) || '..' || max(prefix_bits) || ' bits, radius ' || min(max_distance) FROM simhash_perm_info('codes_perm')")
+
+if [ -n "${NEAR_AB:-}" ]; then
+	S="$WORK/scripts"
+	mkdir -p "$S"
+	for t in codes codes_old; do
+		printf '\\set qid random(1, 200)\nSELECT id FROM %s ORDER BY code <-> (SELECT code FROM bench_q WHERE qid = :qid) LIMIT 1;\n' \
+			"$t" >"$S/near1_$t.sql"
+	done
+	IDX="-c enable_seqscan=off -c enable_sort=off -c max_parallel_workers_per_gather=0"
+	{
+		echo "store_bench NEAR_AB=$NEAR_AB: $ROWS bit(256) codes; planted LIMIT 1, pgbench 2 clients, ${SECS} s a round, the two indexes in turn"
+		echo "$("$PG_CONFIG" --version); commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown); $(nproc) cores"
+		ratios=()
+		for i in $(seq 1 "$NEAR_AB"); do
+			a=$(simhash_pgbench near1_store "$S/near1_codes.sql" "$SECS" 1 "$IDX" "$WORK" | awk '{ print $3 }')
+			b=$(simhash_pgbench near1_old "$S/near1_codes_old.sql" "$SECS" 1 "$IDX" "$WORK" | awk '{ print $3 }')
+			r=$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f", a / b }')
+			ratios+=("$r")
+			echo "  round $i: with store $a, without $b queries/s, ratio $r"
+		done
+		echo "median ratio (with store / without): $(printf '%s\n' "${ratios[@]}" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')"
+	} | tee "$OUT/store_near_ab_${ROWS}.txt"
+	exit 0
+fi
 
 # Exactness: the index's answers against the sequential scan's
 q -c "

@@ -228,7 +228,7 @@ def check():
     ok = p >= p_sim and r["exact"]
     print(f"{'' if ok else 'FAILED: '}templated pages: the signature with skip, precision {p:.3f} at "
           f"recall {rec:.3f}; simhash at k = {k}: precision {p_sim:.3f}, recall {r_sim:.3f}; "
-          f"frequent sentences {'equal' if r['exact'] else 'differ from'} an exact count")
+          f"frequent sentences {'within' if r['exact'] else 'outside'} the bounds of lossy counting against an exact count")
     return 0 if ok else 1
 
 
