@@ -36,6 +36,9 @@ measured   in README.md, a link whose text is "measured" leads to a report
            docs/reports/ is such a link; and a paragraph or list item that
            gives a quality figure (precision or recall, and a number such
            as 0.859) has such a link.
+quality    in the documents of docs/ (its reports aside), a paragraph or list
+           item that gives a quality figure links the report it comes from,
+           or its section (down to the nearest heading above it) does.
 license    LICENSE, META.json, debian/copyright and the comment line of
            simhash.control (and README.md's "License") name the PostgreSQL
            License, the same holder and the same year, with the same text.
@@ -660,6 +663,37 @@ def check_measured():
 # --------------------------------------------------------------------------
 # license
 
+def check_quality_docs():
+    """A quality figure in docs/ links its report, in its paragraph or its
+    section (the text from the nearest heading above it)"""
+    nfigures = 0
+    docs = os.path.join(ROOT, 'docs')
+    for name in sorted(os.listdir(docs)):
+        path = os.path.join(docs, name)
+        if not name.endswith('.md') or name == 'README.md':
+            continue
+        text = prose(read(path))
+        lines = text.split('\n')
+        for start, block in blocks(text):
+            words = LINK.sub(lambda m: m.group(2), block)
+            if not (QUALITY_WORD.search(words) and QUALITY_FIGURE.search(words)):
+                continue
+            nfigures += 1
+            if any(m.group(3).startswith('reports/') for m in LINK.finditer(block)):
+                continue
+            top = start - 1
+            while top > 0 and not re.match(r'^#{1,6}\s', lines[top - 1]):
+                top -= 1
+            sect = '\n'.join(lines[max(top - 1, 0):start])
+            if not any(m.group(3).startswith('reports/') for m in LINK.finditer(sect)):
+                fail(path, start, 'a quality figure (%s) whose paragraph and section link no '
+                     'report under docs/reports/' % QUALITY_FIGURE.search(words).group(0))
+    checked['quality'] = '%d paragraphs with quality figures in docs/' % nfigures
+
+
+# --------------------------------------------------------------------------
+# license
+
 def check_license():
     lic_path = os.path.join(ROOT, 'LICENSE')
     if not os.path.exists(lic_path):
@@ -753,7 +787,8 @@ def check_readme_length():
 
 
 def main():
-    for check in (check_versions, check_layers, check_links, check_measured, check_license,
+    for check in (check_versions, check_layers, check_links, check_measured,
+                  check_quality_docs, check_license,
                   check_examples, check_readme_length):
         check()
     for f in failures:
