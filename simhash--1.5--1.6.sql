@@ -198,6 +198,26 @@ CREATE FUNCTION simhash_jaccard_1_6(a pg_catalog.text, b pg_catalog.text,
 	AS 'MODULE_PATHNAME', 'simhash_text_jaccard'
 	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
+-- simhash(doc, ...) of 1.0, on text and on varchar, gets tokens too: its
+-- 64 bits are the leftmost of simhash128(doc, ...) with the same tokens
+CREATE FUNCTION simhash_1_6(doc pg_catalog.text,
+							shingles pg_catalog.int4[] DEFAULT '{1,3}',
+							weighting pg_catalog.text DEFAULT 'tf',
+							cjk pg_catalog.text DEFAULT 'unigram',
+							tokens pg_catalog.text DEFAULT 'words')
+	RETURNS simhash64
+	AS 'MODULE_PATHNAME', 'simhash_text'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION simhash_1_6(doc pg_catalog.varchar,
+							shingles pg_catalog.int4[] DEFAULT '{1,3}',
+							weighting pg_catalog.text DEFAULT 'tf',
+							cjk pg_catalog.text DEFAULT 'unigram',
+							tokens pg_catalog.text DEFAULT 'words')
+	RETURNS simhash64
+	AS 'MODULE_PATHNAME', 'simhash_text'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
 -- and simhash_sentences(body, k) of 1.5 gets skip (below)
 CREATE FUNCTION simhash_sentences_1_6(body pg_catalog.text,
 									  k pg_catalog.int4 DEFAULT 5,
@@ -226,6 +246,10 @@ UPDATE pg_catalog.pg_proc p
 				'simhash_jaccard_1_6(pg_catalog.text, pg_catalog.text, pg_catalog.int4[], pg_catalog.text, pg_catalog.text)'::pg_catalog.regprocedure),
 			   ('minhash(pg_catalog.text, pg_catalog.int4, pg_catalog.int4[], pg_catalog.text)'::pg_catalog.regprocedure,
 				'minhash_1_6(pg_catalog.text, pg_catalog.int4, pg_catalog.int4[], pg_catalog.text, pg_catalog.text)'::pg_catalog.regprocedure),
+			   ('simhash(pg_catalog.text, pg_catalog.int4[], pg_catalog.text, pg_catalog.text)'::pg_catalog.regprocedure,
+				'simhash_1_6(pg_catalog.text, pg_catalog.int4[], pg_catalog.text, pg_catalog.text, pg_catalog.text)'::pg_catalog.regprocedure),
+			   ('simhash(pg_catalog.varchar, pg_catalog.int4[], pg_catalog.text, pg_catalog.text)'::pg_catalog.regprocedure,
+				'simhash_1_6(pg_catalog.varchar, pg_catalog.int4[], pg_catalog.text, pg_catalog.text, pg_catalog.text)'::pg_catalog.regprocedure),
 			   ('simhash_sentences(pg_catalog.text, pg_catalog.int4)'::pg_catalog.regprocedure,
 				'simhash_sentences_1_6(pg_catalog.text, pg_catalog.int4, pg_catalog.int8[])'::pg_catalog.regprocedure))
 	   AS f(old, new)
@@ -244,11 +268,15 @@ UPDATE pg_catalog.pg_class c SET relname = c.relname
 	   AND d.refobjid IN (
 		'simhash_jaccard(pg_catalog.text, pg_catalog.text, pg_catalog.int4[], pg_catalog.text, pg_catalog.text)'::pg_catalog.regprocedure,
 		'minhash(pg_catalog.text, pg_catalog.int4, pg_catalog.int4[], pg_catalog.text, pg_catalog.text)'::pg_catalog.regprocedure,
-		'simhash_sentences(pg_catalog.text, pg_catalog.int4, pg_catalog.int8[])'::pg_catalog.regprocedure));
+		'simhash_sentences(pg_catalog.text, pg_catalog.int4, pg_catalog.int8[])'::pg_catalog.regprocedure,
+		'simhash(pg_catalog.text, pg_catalog.int4[], pg_catalog.text, pg_catalog.text, pg_catalog.text)'::pg_catalog.regprocedure,
+		'simhash(pg_catalog.varchar, pg_catalog.int4[], pg_catalog.text, pg_catalog.text, pg_catalog.text)'::pg_catalog.regprocedure));
 
 DROP FUNCTION simhash_jaccard_1_6(pg_catalog.text, pg_catalog.text, pg_catalog.int4[], pg_catalog.text, pg_catalog.text);
 DROP FUNCTION minhash_1_6(pg_catalog.text, pg_catalog.int4, pg_catalog.int4[], pg_catalog.text, pg_catalog.text);
 DROP FUNCTION simhash_sentences_1_6(pg_catalog.text, pg_catalog.int4, pg_catalog.int8[]);
+DROP FUNCTION simhash_1_6(pg_catalog.text, pg_catalog.int4[], pg_catalog.text, pg_catalog.text, pg_catalog.text);
+DROP FUNCTION simhash_1_6(pg_catalog.varchar, pg_catalog.int4[], pg_catalog.text, pg_catalog.text, pg_catalog.text);
 
 --
 -- Boilerplate: the sentences in at least min_share of a column's documents

@@ -42,6 +42,16 @@ SELECT label,
        minhash(a, 6, shingles => shingles, tokens => 'chars') AS minhash,
        simhash128(a, shingles => shingles, weighting => weighting, tokens => 'chars') AS fp128
   FROM golden_chars ORDER BY label COLLATE "C";
+-- simhash() takes tokens too (1.6): its 64 bits are the leftmost of
+-- simhash128's with the same options, on text and on varchar
+SELECT count(*) FILTER (WHERE simhash(a, shingles => shingles, weighting => weighting, tokens => 'chars')::bit(64)
+                              = substring(simhash128(a, shingles => shingles, weighting => weighting, tokens => 'chars') FROM 1 FOR 64)
+                          AND simhash(a::varchar, shingles => shingles, weighting => weighting, tokens => 'chars')
+                              = simhash(a, shingles => shingles, weighting => weighting, tokens => 'chars')) AS leftmost_64,
+       count(*) FILTER (WHERE simhash(a, shingles => shingles, tokens => 'chars')
+                              <> simhash(a, shingles => shingles)) AS differ_from_words,
+       count(*) AS pairs
+  FROM golden_chars;
 -- tokens => 'words', the default, is what each function gave before
 SELECT count(*) FILTER (WHERE simhash128(a, shingles => shingles, tokens => 'words')
                               = simhash128(a, shingles => shingles)) AS words_default,

@@ -26,6 +26,10 @@ CREATE VIEW up_sim AS SELECT a.id AS a, b.id AS b, simhash_jaccard(a.body, b.bod
   FROM up_docs a JOIN up_docs b ON b.id = a.id + 1;
 CREATE INDEX up_docs_mh ON up_docs USING gin (minhash(body, 16));
 CREATE TABLE up_before AS SELECT * FROM up_sim;
+-- and simhash() (which gets tokens too) in an index and a generated column
+CREATE INDEX up_docs_fpx ON up_docs USING simhash_perm (simhash(body));
+CREATE TABLE up_gen (body text, fp simhash64 GENERATED ALWAYS AS (simhash(body)) STORED);
+INSERT INTO up_gen VALUES ('inserted under 1.5');
 
 ALTER EXTENSION simhash UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'simhash';
@@ -66,11 +70,15 @@ END $$;
 SET enable_seqscan = off;
 SELECT up_index_scans($$SELECT id FROM up_docs WHERE minhash(body, 16) @> minhash(text 'document number 17 of the upgrade test', 16)$$);
 SELECT id FROM up_docs WHERE minhash(body, 16) @> minhash(text 'document number 17 of the upgrade test', 16);
+SELECT up_index_scans($$SELECT id FROM up_docs WHERE hamming_near(simhash(body), simhash(text 'document number 17 of the upgrade test'), 0)$$);
+SELECT id FROM up_docs WHERE hamming_near(simhash(body), simhash(text 'document number 17 of the upgrade test'), 0);
 RESET enable_seqscan;
+INSERT INTO up_gen VALUES ('inserted under 1.6');
+SELECT body, fp = simhash(body) AS same_fingerprint FROM up_gen ORDER BY body;
 SELECT pg_get_function_arguments('simhash_jaccard'::regproc) AS jaccard_args,
 	   simhash_jaccard('版本 1.0 发布', '版本 1.1 发布', tokens => 'chars') AS chars;
 DROP VIEW up_sim;
-DROP TABLE up_docs, up_before;
+DROP TABLE up_docs, up_before, up_gen;
 DROP FUNCTION up_index_scans(text);
 
 --
