@@ -88,12 +88,14 @@ size_old=$(q -At -c "SELECT pg_relation_size('codes_old_perm')")
 store_pages=$(q -At -c "SELECT sum(pages) FROM simhash_perm_check('codes_perm') WHERE table_no < 0")
 layout=$(q -At -c "SELECT count(*) || ' substrings of ' || min(prefix_bits) || '..' || max(prefix_bits) || ' bits, radius ' || min(max_distance) FROM simhash_perm_info('codes_perm')")
 
+# pgbench script NAME: a random query id from FIRST to LAST as :qid, then QUERY
+S="$WORK/scripts"
+mkdir -p "$S"
+script() { printf '\\set qid random(%s, %s)\n%s\n' "$2" "$3" "$4" >"$S/$1.sql"; }
+
 if [ -n "${NEAR_AB:-}" ]; then
-	S="$WORK/scripts"
-	mkdir -p "$S"
 	for t in codes codes_old; do
-		printf '\\set qid random(1, 200)\nSELECT id FROM %s ORDER BY code <-> (SELECT code FROM bench_q WHERE qid = :qid) LIMIT 1;\n' \
-			"$t" >"$S/near1_$t.sql"
+		script "near1_$t" 1 200 "SELECT id FROM $t ORDER BY code <-> (SELECT code FROM bench_q WHERE qid = :qid) LIMIT 1;"
 	done
 	IDX="-c enable_seqscan=off -c enable_sort=off -c max_parallel_workers_per_gather=0"
 	{
@@ -138,9 +140,6 @@ read -r bad nq tenth <<<"$exact"
 
 plan_knn10=$(q -At -c "EXPLAIN (costs off) SELECT id FROM codes ORDER BY code <-> (SELECT code FROM bench_q WHERE qid = 201) LIMIT 10" | grep -oE 'Seq Scan on codes( |$)|Index Scan using codes_[a-z0-9_]+' | head -1)
 
-S="$WORK/scripts"
-mkdir -p "$S"
-script() { printf '\\set qid random(%s, %s)\n%s\n' "$2" "$3" "$4" >"$S/$1.sql"; }
 Q="(SELECT code FROM bench_q WHERE qid = :qid)"
 for t in codes codes_old; do
 	script "knn10_$t" 201 400 "SELECT id FROM $t ORDER BY code <-> $Q LIMIT 10;"

@@ -107,6 +107,29 @@ is($node->safe_psql('postgres', q{SELECT count(*) FROM simhash_perm_check('d_idx
 	'4', 'it passes simhash_perm_check with every row');
 $node->safe_psql('postgres', 'DROP INDEX d_idx');
 
+# Start n clients that insert into table, each row's code from function(id),
+# committing every row and pausing 2 ms after it
+sub start_inserters
+{
+	my ($n, $table, $function) = @_;
+	@clients = ();
+	for my $i (1 .. $n)
+	{
+		my ($out, $err) = ('', '');
+		push @clients, IPC::Run::start(
+			[ 'psql', '-X', '-q', '-d', $node->connstr('postgres'), '-c', qq{
+				DO \$\$
+				BEGIN
+				  FOR i IN 1 .. 1000000 LOOP
+				    INSERT INTO $table SELECT v, $function(v) FROM (SELECT nextval('s') AS v) x;
+				    COMMIT;
+				    PERFORM pg_sleep(0.002);
+				  END LOOP;
+				END \$\$;} ],
+			'<', \undef, '>', \$out, '2>', \$err);
+	}
+}
+
 # Stop the clients that insert: their backends too, which would run their
 # loop on without them
 sub stop_clients
@@ -124,21 +147,7 @@ sub stop_clients
 # CREATE INDEX CONCURRENTLY with workers while four clients insert, each
 # committing every row
 $node->safe_psql('postgres', 'CREATE SEQUENCE s START 1000000');
-for my $i (1 .. 4)
-{
-	my ($out, $err) = ('', '');
-	push @clients, IPC::Run::start(
-		[ 'psql', '-X', '-q', '-d', $node->connstr('postgres'), '-c', q{
-			DO $$
-			BEGIN
-			  FOR i IN 1 .. 1000000 LOOP
-			    INSERT INTO d SELECT v, fast_fp(v) FROM (SELECT nextval('s') AS v) x;
-			    COMMIT;
-			    PERFORM pg_sleep(0.002);
-			  END LOOP;
-			END $$;} ],
-		'<', \undef, '>', \$out, '2>', \$err);
-}
+start_inserters(4, 'd', 'fast_fp');
 $node->poll_query_until('postgres', 'SELECT last_value > 1000200 FROM s')
   or die 'inserts did not start';
 $node->psql('postgres', q{
@@ -194,22 +203,7 @@ $node->safe_psql('postgres', q{
 	INSERT INTO w SELECT g, fast_code(g) FROM generate_series(1, 100000) g;
 	ANALYZE w;
 });
-@clients = ();
-for my $i (1 .. 2)
-{
-	my ($out, $err) = ('', '');
-	push @clients, IPC::Run::start(
-		[ 'psql', '-X', '-q', '-d', $node->connstr('postgres'), '-c', q{
-			DO $$
-			BEGIN
-			  FOR i IN 1 .. 1000000 LOOP
-			    INSERT INTO w SELECT v, fast_code(v) FROM (SELECT nextval('s') AS v) x;
-			    COMMIT;
-			    PERFORM pg_sleep(0.002);
-			  END LOOP;
-			END $$;} ],
-		'<', \undef, '>', \$out, '2>', \$err);
-}
+start_inserters(2, 'w', 'fast_code');
 my $before = $node->safe_psql('postgres', 'SELECT last_value FROM s');
 $node->poll_query_until('postgres', "SELECT last_value > $before + 200 FROM s")
   or die 'inserts did not start';
