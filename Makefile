@@ -55,6 +55,7 @@ OBJS = \
 	src/pairs/pairssearch.o \
 	src/pairs/pairsparallel.o \
 	src/pairs/pairsquery.o \
+	src/pairs/pairscitus.o \
 	src/pairs/pairswide.o \
 	src/planner/planner.o \
 	src/planner/scanpaths.o \

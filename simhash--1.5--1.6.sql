@@ -307,3 +307,55 @@ CREATE AGGREGATE simhash_frequent_sentences(body pg_catalog.text,
 	FINALFUNC_MODIFY = READ_ONLY,
 	PARALLEL = SAFE
 );
+
+--
+-- The parts of a search spread over Citus's workers: simhash_pairs() and
+-- simhash_clusters() of a table Citus distributes by hash run
+-- simhash_pairs_part on every node that holds shards, each reading by a
+-- distributed query the rows simhash_pairs_part_has gives it, and take
+-- back only the pairs (src/pairs/pairscitus.c has the design and why it
+-- is exact).  Called by those functions, through Citus, not by hand.
+-- simhash_pairs_part is VOLATILE as simhash_pairs_query is: it runs a
+-- query.
+--
+CREATE FUNCTION simhash_pairs_part_has(fp pg_catalog.int8,
+									   layout pg_catalog.text,
+									   part pg_catalog.int4,
+									   nparts pg_catalog.int4)
+	RETURNS pg_catalog.bool
+	AS 'MODULE_PATHNAME', 'simhash_pairs_part_has'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION simhash_pairs_part(query pg_catalog.text,
+								   k pg_catalog.int4,
+								   layout pg_catalog.text,
+								   part pg_catalog.int4,
+								   nparts pg_catalog.int4,
+								   clusters pg_catalog.bool)
+	RETURNS SETOF record
+	AS 'MODULE_PATHNAME', 'simhash_pairs_part'
+	LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
+-- How a part of that search receives rows: packed, each row its
+-- fingerprint and its key's binary form, one bytea per node (and per piece
+-- of the rows), from the other nodes through master_run_on_worker.
+CREATE FUNCTION simhash_rows_pack_step(pg_catalog.bytea, anyelement,
+									   pg_catalog.int8)
+	RETURNS pg_catalog.bytea
+	AS 'MODULE_PATHNAME'
+	LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE AGGREGATE simhash_rows_pack(key anyelement, fp pg_catalog.int8) (
+	SFUNC = simhash_rows_pack_step,
+	STYPE = pg_catalog.bytea,
+	COMBINEFUNC = pg_catalog.byteacat,
+	PARALLEL = SAFE
+);
+
+CREATE FUNCTION simhash_rows_received(node pg_catalog.text,
+									  port pg_catalog.int4,
+									  success pg_catalog.bool,
+									  result pg_catalog.text)
+	RETURNS pg_catalog.bytea
+	AS 'MODULE_PATHNAME'
+	LANGUAGE C IMMUTABLE PARALLEL SAFE;

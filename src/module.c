@@ -22,6 +22,7 @@
 #include "fmgr.h"
 
 #include "index/perm.h"
+#include "pairs/pairs.h"
 #include "planner/scanpaths.h"
 
 PG_MODULE_MAGIC;
@@ -32,7 +33,10 @@ void		_PG_init(void);
 void
 _PG_init(void)
 {
+	/* simhash_pairs() on a Citus table: simhash.pairs_on_workers */
+	pairs_citus_init();
 	PermWideInit();
+	/* defines the rest of the settings, and reserves their prefix */
 	PermInit();
 	/* ALTER INDEX ... SET (radius) of a constraint checks the rows */
 	PermRadiusInit();

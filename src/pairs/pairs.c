@@ -67,6 +67,7 @@ PG_FUNCTION_INFO_V1(simhash_pairs_query);
 PG_FUNCTION_INFO_V1(simhash_clusters_query);
 PG_FUNCTION_INFO_V1(simhash_pairs_tenant);
 PG_FUNCTION_INFO_V1(simhash_clusters_tenant);
+PG_FUNCTION_INFO_V1(simhash_pairs_part);
 
 /*
  * Checks of the arguments and the table
@@ -157,13 +158,29 @@ start_search(PairsState *ps, int k)
 	INSTR_TIME_SET_CURRENT(ps->search.start);
 }
 
+/* The key column's type, collation and ordering */
+static void
+set_key_type(PairsState *ps, Name key)
+{
+	TypeCacheEntry *tce;
+
+	ps->src.keytype = TupleDescAttr(RelationGetDescr(ps->src.rel), ps->src.keyatt - 1)->atttypid;
+	ps->src.keycollation = TupleDescAttr(RelationGetDescr(ps->src.rel), ps->src.keyatt - 1)->attcollation;
+	tce = lookup_type_cache(ps->src.keytype, TYPECACHE_CMP_PROC_FINFO);
+	if (!OidIsValid(tce->cmp_proc_finfo.fn_oid))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FUNCTION),
+				 errmsg("key column \"%s\" is of type %s, which has no ordering",
+						NameStr(*key), format_type_be(ps->src.keytype))));
+	fmgr_info_copy(&ps->src.keycmp, &tce->cmp_proc_finfo, CurrentMemoryContext);
+}
+
 static void
 open_source(PairsState *ps, Oid relid, Name key, Name fp, int k,
 			bool checks_only)
 {
 	Oid			fptype;
 	AclResult	aclresult;
-	TypeCacheEntry *tce;
 
 	ps->src.rel = try_relation_open(relid, AccessShareLock);
 	if (ps->src.rel == NULL)
@@ -194,6 +211,12 @@ open_source(PairsState *ps, Oid relid, Name key, Name fp, int k,
 	if (checks_only)
 		return;
 
+	/* a Citus table's workers search it (pairscitus.c) */
+	if (!ps->search.wide && pairs_citus_plan(ps, 0))
+	{
+		set_key_type(ps, key);
+		return;
+	}
 	/* bit(n) codes are always read through the executor (pairswide.c) */
 	if (ps->search.wide || rows_through_executor(ps->src.rel))
 	{
@@ -203,16 +226,7 @@ open_source(PairsState *ps, Oid relid, Name key, Name fp, int k,
 		return;
 	}
 
-	ps->src.keytype = TupleDescAttr(RelationGetDescr(ps->src.rel), ps->src.keyatt - 1)->atttypid;
-	ps->src.keycollation = TupleDescAttr(RelationGetDescr(ps->src.rel), ps->src.keyatt - 1)->attcollation;
-	tce = lookup_type_cache(ps->src.keytype, TYPECACHE_CMP_PROC_FINFO);
-	if (!OidIsValid(tce->cmp_proc_finfo.fn_oid))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_FUNCTION),
-				 errmsg("key column \"%s\" is of type %s, which has no ordering",
-						NameStr(*key), format_type_be(ps->src.keytype))));
-	fmgr_info_copy(&ps->src.keycmp, &tce->cmp_proc_finfo, CurrentMemoryContext);
-
+	set_key_type(ps, key);
 	ps->src.inline_keys = !ps->search.clusters &&
 		(ps->src.keytype == INT8OID || ps->src.keytype == INT4OID || ps->src.keytype == INT2OID);
 	ps->src.slot = table_slot_create(ps->src.rel, NULL);
@@ -236,6 +250,12 @@ open_tenant_source(PairsState *ps, Oid relid, Name key, Name fp, int k,
 				 errmsg("the tenant column \"%s\" is also the key or the fingerprint column",
 						NameStr(*tenant))));
 	ps->src.by_tenant = true;
+	if (!ps->search.wide && pairs_citus_plan(ps, tenantatt))
+	{
+		/* each shard on its worker (pairscitus.c) */
+		set_key_type(ps, key);
+		return;
+	}
 	pairs_query_open(ps, pairs_tenant_query(ps->src.rel, ps->src.keyatt,
 											 ps->src.fpatt, tenantatt));
 }
@@ -558,7 +578,10 @@ find_pairs(PairsState *ps, ReturnSetInfo *rsinfo)
 	check_result_columns(ps, ps->result.tupdesc, false);
 	ps->sink.found = emit_pair;
 	ps->sink.table_done = pairs_report_table_done;
-	search_all(ps);
+	if (ps->citus)
+		pairs_citus_search(ps, rsinfo, false);
+	else
+		search_all(ps);
 	close_source(ps);
 }
 
@@ -642,6 +665,12 @@ find_clusters(PairsState *ps, ReturnSetInfo *rsinfo, bool singletons)
 	int32		i;
 
 	check_result_columns(ps, rsinfo->setDesc, true);
+	if (ps->citus)
+	{
+		pairs_citus_search(ps, rsinfo, singletons);
+		close_source(ps);
+		return;
+	}
 	ctl.keysize = sizeof(ItemPointerData);
 	ctl.entrysize = sizeof(UFEntry);
 	ctl.hcxt = CurrentMemoryContext;
@@ -760,5 +789,40 @@ simhash_clusters_tenant(PG_FUNCTION_ARGS)
 	open_tenant_source(&ps, PG_GETARG_OID(0), PG_GETARG_NAME(1),
 					   PG_GETARG_NAME(2), PG_GETARG_INT32(3), PG_GETARG_NAME(4));
 	find_clusters(&ps, (ReturnSetInfo *) fcinfo->resultinfo, PG_GETARG_BOOL(5));
+	return (Datum) 0;
+}
+
+/*
+ * simhash_pairs_part(query text, k int, layout text, part int, nparts int,
+ *					  clusters bool) returns setof record (a, b, distance):
+ * one part of a search spread over Citus's workers, which simhash_pairs()
+ * and simhash_clusters() run on each node (pairscitus.c): the pairs, or
+ * the links of clusters, that this part finds among the query's rows
+ */
+Datum
+simhash_pairs_part(PG_FUNCTION_ARGS)
+{
+	PairsState	ps = {0};
+
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	ps.search.clusters = PG_GETARG_BOOL(5);
+	ps.src.name = "the query";
+	/*
+	 * The keys' type and collation, for rows packed by simhash_rows_pack:
+	 * the column definition list's (the coordinator writes the key
+	 * column's collation there)
+	 */
+	ps.src.keytype = TupleDescAttr(((ReturnSetInfo *) fcinfo->resultinfo)->setDesc, 0)->atttypid;
+	ps.src.keycollation = TupleDescAttr(((ReturnSetInfo *) fcinfo->resultinfo)->setDesc, 0)->attcollation;
+	check_k(&ps, PG_GETARG_INT32(1));
+	start_search(&ps, PG_GETARG_INT32(1));
+	pairs_part_begin(&ps, text_to_cstring(PG_GETARG_TEXT_PP(2)),
+					 PG_GETARG_INT32(3), PG_GETARG_INT32(4));
+	pairs_query_open(&ps, text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	if (ps.search.wide)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a part of a search over Citus's workers takes 64-bit fingerprints, not bit(n) codes")));
+	find_pairs(&ps, (ReturnSetInfo *) fcinfo->resultinfo);
 	return (Datum) 0;
 }

@@ -112,6 +112,12 @@ typedef struct PairsLink
 	int32		distance;
 } PairsLink;
 
+/*
+ * A row packed by simhash_rows_pack (pairscitus.c): its fingerprint, the
+ * length of its key's binary form (-1: NULL), both big-endian, and that form
+ */
+#define PAIRS_PACKED_HEADER		12
+
 /* The distance of a worker's marker: a table searched */
 #define PAIRS_TABLE_DONE		(-1)
 
@@ -151,6 +157,9 @@ typedef struct PairsSource
 	 * positions in the key spool, not TIDs; rel is NULL for a query.
 	 */
 	bool		via_query;
+	bool		packed;			/* its one column: rows simhash_rows_pack packed */
+	FmgrInfo	keyrecv;		/* packed keys: the key type's receive function */
+	Oid			keyioparam;
 	struct PortalData *portal;	/* the open cursor, until every row is read */
 	BufFile    *spool;
 	int16		keylen;
@@ -180,6 +189,16 @@ typedef struct PairsSearch
 	RecStore   *rows;
 	PairsWideRows *wide;		/* bit(n) codes: the search of pairswide.c */
 	GroupSort  *sort;			/* of the tables, restarted for each */
+
+	/*
+	 * One part of a search spread over Citus workers (pairscitus.c): table
+	 * t searches only the rows whose first prefix block falls to this
+	 * part; 0 parts: every row.
+	 */
+	int			part;
+	int			nparts;
+	uint64		part_mask[PERM_MAX_TABLES];	/* each table's first block */
+	int			part_salt[PERM_MAX_TABLES];	/* and that block's number */
 	int64		compared;
 	int64		found;
 	bool		size_noticed;	/* pairs: the NOTICE of a huge result is out */
@@ -234,11 +253,13 @@ struct PairsState
 	PairsSink	sink;
 	PairsResult result;
 	PairsParallel par;
+	struct PairsCitus *citus;	/* the search on Citus workers, or NULL */
 };
 
 /*
- * Calls run down this list: pairs.c calls pairsparallel.c, pairsquery.c,
- * pairswide.c and pairssearch.c; pairsparallel.c calls pairssearch.c;
+ * Calls run down this list: pairs.c calls pairsparallel.c, pairscitus.c,
+ * pairsquery.c, pairswide.c and pairssearch.c; pairsparallel.c calls
+ * pairssearch.c; pairscitus.c calls pairssearch.c;
  * pairsquery.c calls pairswide.c and pairssearch.c; pairswide.c calls
  * pairssearch.c (its clock); the searches reach the others only through
  * the sink.
@@ -251,6 +272,13 @@ extern ParallelContext *pairs_begin_parallel(PairsState *ps);
 extern bool pairs_read_rows_parallel(PairsState *ps, ParallelTableScanDesc pscan, int part);
 extern void pairs_end_parallel(PairsState *ps, ParallelContext *pcxt);
 extern PGDLLEXPORT void simhash_pairs_worker(dsm_segment *seg, shm_toc *toc);
+
+/* pairscitus.c: the search on Citus's workers */
+extern void pairs_citus_init(void);
+extern bool pairs_citus_plan(PairsState *ps, AttrNumber tenantatt);
+extern void pairs_citus_search(PairsState *ps, ReturnSetInfo *rsinfo, bool singletons);
+extern void pairs_part_begin(PairsState *ps, const char *layout, int part, int nparts);
+extern PGDLLEXPORT Datum simhash_pairs_part_has(PG_FUNCTION_ARGS);
 
 /* pairsquery.c: reading the rows through the executor */
 extern bool pairs_rows_elsewhere(Relation rel);
@@ -277,7 +305,12 @@ extern bool pairs_integer_key(PairsState *ps, Datum d, bool isnull, int64 limit,
 							  int64 *v);
 extern bool pairs_scan_rows(PairsState *ps, TableScanDesc scan, SimhashVoter *votes);
 extern int	pairs_count_tables(PairsState *ps, int64 n);
-extern void pairs_choose_layout(PairsState *ps, const SimhashVoter *votes, int64 n);
+extern void pairs_choose_layout(PairsState *ps, const SimhashVoter *votes,
+								int64 nvoted, int64 n);
+extern void pairs_set_layout(PairsState *ps, const PermLayout *layout);
+extern uint64 pairs_prefix_mask(const PermLayout *layout, int t);
+extern int	pairs_part_of(uint64 fp, uint64 mask, int salt, int nparts);
+extern int	pairs_first_block(const PermLayout *layout, int t, uint64 *mask);
 extern void pairs_report_read(PairsState *ps, const char *where);
 extern void pairs_read_rows(PairsState *ps);
 extern void pairs_report_table_done(PairsState *ps, int partitions, int split);

@@ -289,7 +289,8 @@ pairs_read_rows_parallel(PairsState *ps, ParallelTableScanDesc pscan, int part)
 		counts[nfiles++] = shared->parts[p].nrows;
 	}
 	ps->search.rows = RecStoreOpenFiles(files, counts, nfiles);
-	pairs_choose_layout(ps, &votes, RecStoreCount(ps->search.rows));
+	pairs_choose_layout(ps, &votes, RecStoreCount(ps->search.rows),
+						RecStoreCount(ps->search.rows));
 	return true;
 }
 

@@ -42,6 +42,7 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_namespace.h"
 #include "executor/spi.h"
+#include "port/pg_bswap.h"
 #include "utils/plancache.h"
 #include "utils/portal.h"
 
@@ -347,6 +348,36 @@ pairs_query_open(PairsState *ps, const char *query)
 	portal = SPI_cursor_open(NULL, plan, NULL, NULL, true);
 	MemoryContextSwitchTo(cxt);
 	desc = portal->tupDesc;
+	if (ps->search.nparts > 0 && desc->natts == 1 &&
+		TupleDescAttr(desc, 0)->atttypid == BYTEAOID)
+	{
+		/*
+		 * A part of a search over Citus's workers, its rows packed by
+		 * simhash_rows_pack (pairscitus.c): keys in the binary form of the
+		 * type the caller set from the result's columns
+		 */
+		Oid			recv;
+
+		tce = lookup_type_cache(ps->src.keytype, TYPECACHE_CMP_PROC_FINFO);
+		if (!OidIsValid(tce->cmp_proc_finfo.fn_oid))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_FUNCTION),
+					 errmsg("the key type %s has no ordering",
+							format_type_be(ps->src.keytype))));
+		fmgr_info_copy(&ps->src.keycmp, &tce->cmp_proc_finfo, cxt);
+		getTypeBinaryInputInfo(ps->src.keytype, &recv, &ps->src.keyioparam);
+		fmgr_info_cxt(recv, &ps->src.keyrecv, cxt);
+		get_typlenbyval(ps->src.keytype, &ps->src.keylen, &ps->src.keybyval);
+		if (!OidIsValid(ps->src.keycollation))
+			ps->src.keycollation = get_typcollation(ps->src.keytype);
+		ps->src.portal = portal;
+		ps->src.via_query = true;
+		ps->src.packed = true;
+		ps->src.inline_keys = !ps->search.clusters &&
+			(ps->src.keytype == INT8OID || ps->src.keytype == INT4OID ||
+			 ps->src.keytype == INT2OID);
+		return;
+	}
 	if (desc->natts != (ps->src.by_tenant ? 3 : 2))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
@@ -404,6 +435,86 @@ typedef void (*QueryRowFn) (PairsState *ps, const KeyTid *rec, HeapTuple tuple,
 							TupleDesc desc, void *arg);
 
 /*
+ * The records of one value of simhash_rows_pack (pairscitus.c): each row
+ * to fn, as read_cursor hands a row
+ */
+static void
+read_packed(PairsState *ps, HeapTuple tuple, TupleDesc desc, QueryRowFn fn,
+			void *arg)
+{
+	bool		isnull;
+	Datum		d = SPI_getbinval(tuple, desc, 1, &isnull);
+	bytea	   *packed;
+	const char *p;
+	Size		n;
+	Size		off;
+	uint64		count = 0;
+	StringInfoData buf;
+
+	if (isnull)
+		return;
+	packed = DatumGetByteaPP(d);
+	p = VARDATA_ANY(packed);
+	n = VARSIZE_ANY_EXHDR(packed);
+	initStringInfo(&buf);
+	for (off = 0; off < n;)
+	{
+		uint64		fp;
+		uint32		len;
+		Datum		key = (Datum) 0;
+		bool		keynull;
+		KeyTid		rec;
+		uint64		u;
+
+		if (n - off < PAIRS_PACKED_HEADER)
+			break;
+		memcpy(&fp, p + off, 8);
+		memcpy(&len, p + off + 8, 4);
+		len = pg_ntoh32(len);
+		off += PAIRS_PACKED_HEADER;
+		keynull = len == PG_UINT32_MAX;
+		if (!keynull && len == 8 && ps->src.keytype == INT8OID && n - off >= 8)
+		{
+			/* int8recv's work, without its call */
+			uint64		v;
+
+			memcpy(&v, p + off, 8);
+			key = Int64GetDatum((int64) pg_ntoh64(v));
+			off += 8;
+		}
+		else if (!keynull)
+		{
+			if (len > n - off)
+				break;
+			/* the receive function reads a string of exactly its bytes */
+			resetStringInfo(&buf);
+			appendBinaryStringInfo(&buf, p + off, len);
+			key = ReceiveFunctionCall(&ps->src.keyrecv, &buf, ps->src.keyioparam, -1);
+			if (buf.cursor != buf.len)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+						 errmsg("a packed key of type %s has %d bytes more than its value",
+								format_type_be(ps->src.keytype), buf.len - buf.cursor)));
+			off += len;
+		}
+		rec.key = pg_ntoh64(fp);
+		if (!ps->src.inline_keys || !key_inline(ps, key, keynull, &u))
+			u = spool_key(ps, key, keynull);
+		set_position(&rec.tid, u);
+		fn(ps, &rec, tuple, desc, arg);
+		if (!ps->src.keybyval && !keynull)
+			pfree(DatumGetPointer(key));
+		if ((++count & 65535) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	if (off != n)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("packed rows of %zu bytes end in a partial record", n)));
+	pfree(buf.data);
+}
+
+/*
  * Read every row of the cursor: each with a fingerprint (and, reading by
  * tenant, a tenant) becomes a record, its key inline or in the spool, and
  * goes to fn.  Then close the cursor and SPI.  The caller's memory context
@@ -426,7 +537,9 @@ read_cursor(PairsState *ps, QueryRowFn fn, void *arg)
 		tt = SPI_tuptable;
 		if (SPI_processed == 0)
 			break;
-		for (i = 0; i < SPI_processed; i++)
+		for (i = 0; ps->src.packed && i < SPI_processed; i++)
+			read_packed(ps, tt->vals[i], tt->tupdesc, fn, arg);
+		for (i = 0; !ps->src.packed && i < SPI_processed; i++)
 		{
 			bool		isnull;
 			bool		keynull;
@@ -510,8 +623,10 @@ pairs_read_rows_query(PairsState *ps)
 	pairs_report_read(ps, RecStoreSpilled(ps->search.rows) ?
 					  "through the executor; more than half of work_mem: kept in a temporary file" :
 					  "through the executor; kept in memory");
-	if (ps->search.wide == NULL)
-		pairs_choose_layout(ps, &qr.votes, RecStoreCount(ps->search.rows));
+	/* a part of a search over Citus workers has its layout already */
+	if (ps->search.wide == NULL && ps->search.nparts == 0)
+		pairs_choose_layout(ps, &qr.votes, RecStoreCount(ps->search.rows),
+							RecStoreCount(ps->search.rows));
 }
 
 /* A tenant of at most this many rows is searched pair by pair */
@@ -569,7 +684,7 @@ search_tenant(PairsState *ps, SimhashVoter *votes)
 	{
 		int			t;
 
-		pairs_choose_layout(ps, votes, n);
+		pairs_choose_layout(ps, votes, n, n);
 		for (t = 0; t < ps->search.layout.ntables; t++)
 			pairs_search_table(ps, t);
 		pairs_search_done(ps);

@@ -158,11 +158,24 @@ pairs_count_tables(PairsState *ps, int64 n)
 	return PermCountTables(choose_blocks(n, ps->search.k), ps->search.k);
 }
 
-/* The layout of n rows with these votes, and its permutations */
+/*
+ * The layout of n rows whose bits were counted in votes (of nvoted rows:
+ * all of them, or a sample), and its permutations
+ */
 void
-pairs_choose_layout(PairsState *ps, const SimhashVoter *votes, int64 n)
+pairs_choose_layout(PairsState *ps, const SimhashVoter *votes, int64 nvoted,
+					int64 n)
 {
-	PermChooseLayoutFromVotes(ps->search.k, choose_blocks(n, ps->search.k), votes, n, &ps->search.layout);
+	PermChooseLayoutFromVotes(ps->search.k, choose_blocks(n, ps->search.k), votes,
+							  nvoted, &ps->search.layout);
+	make_permutations(ps);
+}
+
+/* A layout chosen elsewhere (a part of a search over Citus workers) */
+void
+pairs_set_layout(PairsState *ps, const PermLayout *layout)
+{
+	ps->search.layout = *layout;
 	make_permutations(ps);
 }
 
@@ -202,12 +215,13 @@ pairs_read_rows(PairsState *ps)
 	pairs_report_read(ps, RecStoreSpilled(ps->search.rows) ?
 				"more than half of work_mem: kept in a temporary file" :
 				"kept in memory");
-	pairs_choose_layout(ps, &votes, RecStoreCount(ps->search.rows));
+	pairs_choose_layout(ps, &votes, RecStoreCount(ps->search.rows),
+						RecStoreCount(ps->search.rows));
 }
 
 /* The fingerprint bits of table t's prefix, as a mask on fingerprints */
-static uint64
-prefix_mask(PermLayout *layout, int t)
+uint64
+pairs_prefix_mask(const PermLayout *layout, int t)
 {
 	uint64		mask = 0;
 	int			i;
@@ -217,6 +231,44 @@ prefix_mask(PermLayout *layout, int t)
 	return mask;
 }
 
+
+/*
+ * The part of a search over nparts Citus workers that searches a row in a
+ * table: a hash of the row's bits in the table's first prefix block (under
+ * mask) and of that block's number (salt).  Two rows that share the
+ * table's prefix share its first block, so they fall to the same part,
+ * which finds their pair there; tables that start with the same block
+ * send a row to the same part, so a row goes to at most B - K + 1 parts
+ * whatever the number of tables (pairscitus.c has the argument).  The mix
+ * is the finalizer of MurmurHash3, which spreads values that differ in a
+ * few bits.
+ */
+int
+pairs_part_of(uint64 fp, uint64 mask, int salt, int nparts)
+{
+	uint64		h = (fp & mask) ^ ((uint64) (salt + 1) * UINT64CONST(0x9E3779B97F4A7C15));
+
+	h ^= h >> 33;
+	h *= UINT64CONST(0xff51afd7ed558ccd);
+	h ^= h >> 33;
+	h *= UINT64CONST(0xc4ceb9fe1a85ec53);
+	h ^= h >> 33;
+	return (int) (h % (uint64) nparts);
+}
+
+/* Table t's first prefix block: its number, and its bits as a mask */
+int
+pairs_first_block(const PermLayout *layout, int t, uint64 *mask)
+{
+	int			block = layout->block_of_bit[layout->bits[t][0]];
+	int			i;
+
+	*mask = 0;
+	for (i = 0; i < 64; i++)
+		if (layout->block_of_bit[i] == block)
+			*mask |= UINT64CONST(1) << i;
+	return block;
+}
 
 /*
  * Progress: the leader reports each table searched, its own or a worker's,
@@ -466,7 +518,7 @@ pairs_search_table(PairsState *ps, int t)
 
 	ps->search.table = t;
 	for (e = 0; e < t; e++)
-		ps->search.earlier_mask[e] = PermPermute(&ps->search.perm[t], prefix_mask(&ps->search.layout, e));
+		ps->search.earlier_mask[e] = PermPermute(&ps->search.perm[t], pairs_prefix_mask(&ps->search.layout, e));
 	w.ps = ps;
 	w.prefix_mask = ps->search.layout.prefix_bits[t] >= 64 ? PG_UINT64_MAX :
 		~(PG_UINT64_MAX >> ps->search.layout.prefix_bits[t]);
@@ -488,12 +540,19 @@ pairs_search_table(PairsState *ps, int t)
 	{
 		int			b;
 
+		int			nput = 0;
+
 		for (b = 0; b < nbatch; b++)
 		{
-			permuted[b].key = PermPermute(&ps->search.perm[t], batch[b].key);
-			permuted[b].tid = batch[b].tid;
+			if (ps->search.nparts > 0 &&
+				pairs_part_of(batch[b].key, ps->search.part_mask[t],
+							  ps->search.part_salt[t], ps->search.nparts) != ps->search.part)
+				continue;		/* another part searches it in this table */
+			permuted[nput].key = PermPermute(&ps->search.perm[t], batch[b].key);
+			permuted[nput].tid = batch[b].tid;
+			nput++;
 		}
-		GroupSortPutBatch(gs, permuted, nbatch);
+		GroupSortPutBatch(gs, permuted, nput);
 		if (((i += nbatch) & 65535) < nbatch)
 		{
 			CHECK_FOR_INTERRUPTS();

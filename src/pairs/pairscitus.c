@@ -1,0 +1,1150 @@
+/*-------------------------------------------------------------------------
+ *
+ * pairscitus.c
+ *		simhash_pairs() and simhash_clusters() of a Citus distributed table,
+ *		searched on the workers: only pairs travel to the coordinator.
+ *
+ * A table Citus distributes by hash keeps an empty shell on the
+ * coordinator and its rows in shards on the workers.  Read through the
+ * executor (pairsquery.c), every row's key and fingerprint comes to the
+ * coordinator, which searches alone: adding workers makes nothing faster,
+ * and the coordinator holds the whole table.  Here the workers search.
+ *
+ * Pairs within tenants.  When the tenant => column is the distribution
+ * column, every tenant lies whole in one shard, so every pair does.  Each
+ * shard is searched where it lies, by the worker's own simhash_pairs (or
+ * simhash_clusters) with the same tenant column on the shard's table (a
+ * plain heap there), one connection per shard, all at once.  The result
+ * is the union of the shards' results; nothing else moves.
+ *
+ * The whole table.  The batch mode of Manku, Jain and Das Sarma (pairs.c)
+ * sorts the rows once per permuted table and compares each group of equal
+ * prefixes.  A group may hold rows of every shard, so rows must move; the
+ * paper ran it as MapReduce, and so does this, with P parts, one per node
+ * that holds shards.  The coordinator chooses the layout (from the bits of
+ * a fixed sample of the rows) and sends it to every part.  In table t, a
+ * row belongs to part pairs_part_of(fp, t): a hash of its bits in the
+ * first block of t's prefix.  Part p reads the rows that belong to p in at
+ * least one table (simhash_pairs_part_has): those of its own node's shards
+ * there, and those of each other node's shards from that node, packed
+ * (below); and searches in table t only the rows that belong to p in t
+ * (pairs_search_table).
+ *
+ * Exact, each pair once: two rows within k share the prefix of at least
+ * one table (README.perm); let t be the first.  Sharing t's prefix, they
+ * share its first block, so they belong to the same part p in t; part p
+ * reads both, puts both in table t's sort, finds them in one group and
+ * reports the pair, t being the first table where they share a prefix.
+ * Any other part, or part p in a later table, that compares them sees
+ * that they share t's prefix and drops the pair (compare_group's rule of
+ * earlier tables).  Copies of one fingerprint are joined in table 0 by the
+ * part of their common first block there, as in one process.
+ *
+ * Bytes moved.  Tables are the (B - K)-subsets of B blocks in lexical
+ * order, so their first blocks are blocks 0 to K, K + 1 of them (K = k):
+ * a row belongs to at most K + 1 parts whatever the number of tables,
+ * P (1 - (1 - 1/P)^(K + 1)) on average (1.875 of 2 parts, 3.6 of 16 at
+ * k = 3).  It travels to each of them but its own node's, as its
+ * fingerprint, its key's binary form and their lengths (20 bytes for a
+ * bigint key), in a bytea sent as text (twice the bytes).  Each part sorts
+ * the rows of its share of each table, T N / P in all.  Only the pairs (or
+ * the links of clusters) come back, as text: the part's three arrays of
+ * first keys, second keys and distances.  test/bench/citus_bench.sh
+ * measures it, and docs/scaling_out.md extrapolates.
+ *
+ * The coordinator unions the links of clusters itself, over the keys
+ * (sorted, so each cluster's representative is its smallest key): its
+ * memory grows with the rows that have a near-duplicate, not with the
+ * table.  Rows that share a key are one member here, where the
+ * coordinator's own search keeps each row.  With singletons => true it
+ * reads every key once more, through Citus, to return the rest.
+ *
+ * When.  A table Citus distributes by hash, 64-bit fingerprints (not
+ * bit(n)), the setting simhash.pairs_on_workers on, and a statement
+ * outside a transaction block: the parts run in connections of their own
+ * (master_run_on_worker, as the caller, from the coordinator and, for the
+ * packed rows, from each part's node), each in its own transaction and
+ * snapshot, so they cannot see what the caller's transaction wrote and
+ * has not committed.  Inside BEGIN ... COMMIT the coordinator searches, as
+ * it does for reference tables, for the tenant form when the tenant is
+ * not the distribution column, and where Citus is not installed.  Rows
+ * that commit or go while the parts read may be seen by some parts and
+ * not others: a pair is still reported at most once.
+ *
+ * IDENTIFICATION
+ *	  src/pairs/pairscitus.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "pairs/pairs.h"
+
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_namespace.h"
+#include "executor/spi.h"
+#include "port/pg_bswap.h"
+#include "utils/array.h"
+#include "utils/expandeddatum.h"
+#include "utils/fmgroids.h"
+#include "utils/guc.h"
+#include "utils/regproc.h"
+#include "utils/ruleutils.h"
+
+/* simhash.pairs_on_workers: search Citus distributed tables on the workers */
+static bool pairs_on_workers = true;
+
+/* Rows of the sample the coordinator chooses the layout from */
+#define CITUS_SAMPLE_ROWS	65536
+
+/* The most parts a search may have */
+#define CITUS_MAX_PARTS		1024
+
+/* One command, run on one node */
+typedef struct CitusTask
+{
+	char	   *node;
+	int			port;
+	char	   *command;
+} CitusTask;
+
+/* A shard of the table, and the node its commands go to */
+typedef struct CitusShard
+{
+	char	   *name;			/* qualified and quoted */
+	char	   *node;
+	int			port;
+} CitusShard;
+
+typedef struct PairsCitus
+{
+	bool		by_tenant;		/* the tenant form: one task per shard */
+	bool		singletons;		/* clusters: every row, alone or not */
+	char	   *relname;		/* the table, qualified and quoted */
+	char	   *keyname;		/* its columns' names, not quoted */
+	char	   *fpname;
+	char	   *tenantname;
+	char	   *schema;			/* the extension's, quoted */
+	List	   *shards;			/* of CitusShard, in shard order */
+	List	   *tasks;			/* of CitusTask */
+	int64		estimated_rows; /* whole table: from the sample */
+	int64		received;		/* pairs or links */
+} PairsCitus;
+
+/* The links of clusters received from the parts */
+typedef struct CitusLinks
+{
+	Datum	   *a;
+	Datum	   *b;
+	int64		n;
+	int64		cap;
+} CitusLinks;
+
+void
+pairs_citus_init(void)
+{
+	DefineCustomBoolVariable("simhash.pairs_on_workers",
+							 "Searches the pairs and clusters of a Citus distributed table on its workers.",
+							 "Off: the coordinator reads every row and searches alone.",
+							 &pairs_on_workers,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+}
+
+/*
+ * The layout as text, for the parts: "k/B/" and the block of each bit, bit
+ * 63 first, one hexadecimal digit each.  The tables follow from them
+ * (PermLayoutTables).
+ */
+static char *
+layout_text(const PermLayout *layout)
+{
+	StringInfoData s;
+	int			i;
+
+	initStringInfo(&s);
+	appendStringInfo(&s, "%d/%d/", layout->max_distance, layout->blocks);
+	for (i = 63; i >= 0; i--)
+		appendStringInfoChar(&s, "0123456789abcdef"[layout->block_of_bit[i]]);
+	return s.data;
+}
+
+/* The layout a part was sent, checked as any argument is */
+static void
+parse_layout(const char *text, PermLayout *layout)
+{
+	int			k,
+				blocks,
+				used = 0;
+	int			n = -1;
+	int			i;
+	bool		ok;
+
+	memset(layout, 0, sizeof(PermLayout));
+	ok = sscanf(text, "%d/%d/%n", &k, &blocks, &n) == 2 && n > 0 &&
+		strlen(text + n) == 64 && k >= 0 && k <= PAIRS_MAX_K &&
+		blocks > k && blocks <= PERM_MAX_BLOCKS &&
+		PermCountTables(blocks, k) > 0;
+	for (i = 0; ok && i < 64; i++)
+	{
+		char		c = text[n + 63 - i];
+		int			b = (c >= '0' && c <= '9') ? c - '0' :
+			(c >= 'a' && c <= 'f') ? c - 'a' + 10 : -1;
+
+		ok = b >= 0 && b < blocks;
+		if (ok)
+		{
+			layout->block_of_bit[i] = (uint8) b;
+			used |= 1 << b;
+		}
+	}
+	if (!ok || used != (1 << blocks) - 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid layout \"%s\"", text),
+				 errdetail("A layout is \"k/blocks/\" and 64 hexadecimal digits, the block of each bit, as simhash_pairs() sends its parts.")));
+	layout->max_distance = k;
+	layout->blocks = blocks;
+	PermLayoutTables(layout);
+}
+
+static void
+check_part(int part, int nparts)
+{
+	if (nparts < 1 || nparts > CITUS_MAX_PARTS || part < 0 || part >= nparts)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("part %d of %d parts is out of range", part, nparts),
+				 errdetail("Parts are numbered from 0, and a search has 1 to %d.",
+						   CITUS_MAX_PARTS)));
+}
+
+/*
+ * A part of the search over Citus workers (simhash_pairs_part): the layout
+ * it was sent, and which rows it searches in each table
+ */
+void
+pairs_part_begin(PairsState *ps, const char *layout, int part, int nparts)
+{
+	PermLayout parsed;
+	int			t;
+
+	check_part(part, nparts);
+	parse_layout(layout, &parsed);
+	if (parsed.max_distance != ps->search.k)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the layout \"%s\" is made for k = %d, not %d",
+						layout, parsed.max_distance, ps->search.k)));
+	pairs_set_layout(ps, &parsed);
+	ps->search.part = part;
+	ps->search.nparts = nparts;
+	for (t = 0; t < parsed.ntables; t++)
+		ps->search.part_salt[t] = pairs_first_block(&parsed, t, &ps->search.part_mask[t]);
+}
+
+/*
+ * What simhash_pairs_part_has keeps between calls: the first blocks of the
+ * layout's tables, each once
+ */
+typedef struct PartFilter
+{
+	char		text[96];
+	int			nblocks;
+	uint64		mask[PERM_MAX_BLOCKS];
+	int			salt[PERM_MAX_BLOCKS];
+} PartFilter;
+
+PG_FUNCTION_INFO_V1(simhash_pairs_part_has);
+
+/*
+ * simhash_pairs_part_has(fp int8, layout text, part int, nparts int)
+ * returns bool: does part search this fingerprint in some table?  The
+ * filter of each part's distributed query, evaluated on the shards.
+ */
+Datum
+simhash_pairs_part_has(PG_FUNCTION_ARGS)
+{
+	uint64		fp = (uint64) PG_GETARG_INT64(0);
+	char	   *layout = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	int			part = PG_GETARG_INT32(2);
+	int			nparts = PG_GETARG_INT32(3);
+	PartFilter *f = (PartFilter *) fcinfo->flinfo->fn_extra;
+	int			t;
+	int			b;
+
+	if (f == NULL || strcmp(f->text, layout) != 0)
+	{
+		PermLayout parsed;
+
+		parse_layout(layout, &parsed);
+		if (f == NULL)
+			f = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt, sizeof(PartFilter));
+		strlcpy(f->text, layout, sizeof(f->text));
+		f->nblocks = 0;
+		for (t = 0; t < parsed.ntables; t++)
+		{
+			uint64		mask;
+			int			salt = pairs_first_block(&parsed, t, &mask);
+			int			b;
+
+			for (b = 0; b < f->nblocks && f->salt[b] != salt; b++)
+				;
+			if (b == f->nblocks)
+			{
+				f->mask[f->nblocks] = mask;
+				f->salt[f->nblocks++] = salt;
+			}
+		}
+		fcinfo->flinfo->fn_extra = f;
+	}
+	check_part(part, nparts);
+	for (b = 0; b < f->nblocks; b++)
+		if (pairs_part_of(fp, f->mask[b], f->salt[b], nparts) == part)
+			PG_RETURN_BOOL(true);
+	PG_RETURN_BOOL(false);
+}
+
+/* A command that failed on a node fails the call, with the node's message */
+static void
+report_node_failure(const char *node, int port, const char *result)
+{
+	const char *message = result ? result : "no message";
+
+	if (strncmp(message, "ERROR:  ", 8) == 0)
+		message += 8;
+	ereport(ERROR,
+			(errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
+			 errmsg("%s", message),
+			 errdetail("On Citus node %s:%d, in simhash_pairs()'s search.", node, port)));
+}
+
+/*
+ * Packed rows: how a part receives the rows of other nodes.  A part's node
+ * runs simhash_rows_pack(key, fp) over its own shards, and asks each other
+ * node for the same over that node's shards (master_run_on_worker from the
+ * part's node: one text value a node, the hexadecimal of the bytea), so
+ * the rows go from node to node, none through the coordinator, and each a
+ * few bytes of one value, not a tuple formed, sent, stored and read again
+ * by Citus's executor.  A record is the fingerprint and the length of the
+ * key's binary form (-1: NULL), big-endian, then that form (the type's
+ * send function; its receive function reads it back, pairsquery.c):
+ * PAIRS_PACKED_HEADER + 8 bytes for a bigint key.
+ *
+ * The state grows in place: an expanded object (utils/expandeddatum.h),
+ * which the aggregate code keeps without copying, so appending is
+ * amortised O(1); flattened, it is the bytea of the records.
+ */
+typedef struct PackedRows
+{
+	ExpandedObjectHeader hdr;
+	char	   *data;
+	Size		used;
+	Size		cap;
+} PackedRows;
+
+static Size
+packed_flat_size(ExpandedObjectHeader *eohptr)
+{
+	return VARHDRSZ + ((PackedRows *) eohptr)->used;
+}
+
+static void
+packed_flatten(ExpandedObjectHeader *eohptr, void *result, Size allocated_size)
+{
+	PackedRows *p = (PackedRows *) eohptr;
+
+	SET_VARSIZE(result, allocated_size);
+	memcpy(VARDATA(result), p->data, p->used);
+}
+
+static const ExpandedObjectMethods packed_methods = {
+	packed_flat_size,
+	packed_flatten
+};
+
+static void
+packed_append(PackedRows *p, const char *bytes, Size n)
+{
+	if (p->used + n > p->cap)
+	{
+		Size		cap = Max(Max(p->cap * 2, p->used + n), 8192);
+
+		if (cap > MaxAllocSize - VARHDRSZ)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("the packed rows of a part exceed 1 GB")));
+		p->data = p->data ? repalloc(p->data, cap) :
+			MemoryContextAlloc(p->hdr.eoh_context, cap);
+		p->cap = cap;
+	}
+	memcpy(p->data + p->used, bytes, n);
+	p->used += n;
+}
+
+PG_FUNCTION_INFO_V1(simhash_rows_pack_step);
+
+/*
+ * simhash_rows_pack_step(state bytea, key anyelement, fp int8) returns
+ * bytea: the transition of simhash_rows_pack; a row without a fingerprint
+ * is left out
+ */
+Datum
+simhash_rows_pack_step(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcxt;
+	PackedRows *p;
+	FmgrInfo   *send = (FmgrInfo *) fcinfo->flinfo->fn_extra;
+	uint64		fp;
+	uint32		len;
+
+	if (!AggCheckCallContext(fcinfo, &aggcxt))
+		elog(ERROR, "simhash_rows_pack_step called in non-aggregate context");
+	if (send == NULL)
+	{
+		Oid			keytype = get_fn_expr_argtype(fcinfo->flinfo, 1);
+		Oid			sendfn;
+		bool		varlena;
+
+		if (!OidIsValid(keytype))
+			elog(ERROR, "could not determine the key's type");
+		getTypeBinaryOutputInfo(keytype, &sendfn, &varlena);
+		send = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt, sizeof(FmgrInfo));
+		fmgr_info_cxt(sendfn, send, fcinfo->flinfo->fn_mcxt);
+		fcinfo->flinfo->fn_extra = send;
+	}
+	if (!PG_ARGISNULL(0) &&
+		VARATT_IS_EXTERNAL_EXPANDED_RW(DatumGetPointer(PG_GETARG_DATUM(0))))
+		p = (PackedRows *) DatumGetEOHP(PG_GETARG_DATUM(0));
+	else
+	{
+		MemoryContext objcxt = AllocSetContextCreate(aggcxt, "simhash packed rows",
+													 ALLOCSET_DEFAULT_SIZES);
+
+		p = MemoryContextAllocZero(objcxt, sizeof(PackedRows));
+		EOH_init_header(&p->hdr, &packed_methods, objcxt);
+		if (!PG_ARGISNULL(0))
+		{
+			/* a flat state: the records so far */
+			bytea	   *flat = PG_GETARG_BYTEA_PP(0);
+
+			packed_append(p, VARDATA_ANY(flat), VARSIZE_ANY_EXHDR(flat));
+		}
+	}
+	if (!PG_ARGISNULL(2))
+	{
+		char		record[PAIRS_PACKED_HEADER + 8];
+		bytea	   *form = NULL;
+		Oid			keytype = send->fn_oid == F_INT8SEND ? INT8OID : InvalidOid;
+
+		fp = pg_hton64((uint64) PG_GETARG_INT64(2));
+		memcpy(record, &fp, 8);
+		if (keytype == INT8OID && !PG_ARGISNULL(1))
+		{
+			/* int8send's form, without its call: the big-endian integer */
+			uint64		v = pg_hton64((uint64) PG_GETARG_INT64(1));
+
+			len = pg_hton32(8);
+			memcpy(record + 8, &len, 4);
+			memcpy(record + PAIRS_PACKED_HEADER, &v, 8);
+			packed_append(p, record, PAIRS_PACKED_HEADER + 8);
+			PG_RETURN_DATUM(EOHPGetRWDatum(&p->hdr));
+		}
+		if (!PG_ARGISNULL(1))
+			form = SendFunctionCall(send, PG_GETARG_DATUM(1));
+		len = pg_hton32(form ? (uint32) VARSIZE(form) - VARHDRSZ : PG_UINT32_MAX);
+		memcpy(record + 8, &len, 4);
+		packed_append(p, record, PAIRS_PACKED_HEADER);
+		if (form)
+		{
+			packed_append(p, VARDATA(form), VARSIZE(form) - VARHDRSZ);
+			pfree(form);
+		}
+	}
+	PG_RETURN_DATUM(EOHPGetRWDatum(&p->hdr));
+}
+
+PG_FUNCTION_INFO_V1(simhash_rows_received);
+
+/*
+ * simhash_rows_received(node text, port int, success bool, result text)
+ * returns bytea: the packed rows another node sent, from the columns of
+ * master_run_on_worker; its failure is this query's, with its message
+ */
+Datum
+simhash_rows_received(PG_FUNCTION_ARGS)
+{
+	char	   *node = PG_ARGISNULL(0) ? "?" : text_to_cstring(PG_GETARG_TEXT_PP(0));
+	int			port = PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1);
+	char	   *result = PG_ARGISNULL(3) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(3));
+
+	if (PG_ARGISNULL(2) || !PG_GETARG_BOOL(2))
+		report_node_failure(node, port, result);
+	if (result == NULL || result[0] == '\0')
+		PG_RETURN_NULL();		/* no row had a fingerprint */
+	PG_RETURN_DATUM(DirectFunctionCall1(byteain, CStringGetDatum(result)));
+}
+
+/*
+ * The coordinator
+ */
+
+/* SPI_execute_with_args with one OID argument, read-only */
+static void
+query_relation(const char *sql, Oid relid)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		args[1];
+
+	args[0] = ObjectIdGetDatum(relid);
+	if (SPI_execute_with_args(sql, 1, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read Citus's metadata: %s", sql);
+}
+
+static char *
+spi_text(int row, int col)
+{
+	return SPI_getvalue(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, col);
+}
+
+/*
+ * Can the workers search this table, and how?  When they can, sets
+ * ps->citus: the form, the names the commands need, and the nodes (whole
+ * table) or shards (tenants).  The key's type is set by the caller.
+ */
+bool
+pairs_citus_plan(PairsState *ps, AttrNumber tenantatt)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	Relation	rel = ps->src.rel;
+	TupleDesc	desc = RelationGetDescr(rel);
+	PairsCitus *pc;
+	Oid			runner;
+	bool		ok = false;
+	uint64		i;
+
+	if (!pairs_on_workers || ps->search.wide || IsTransactionBlock() ||
+		!OidIsValid(get_relname_relid("pg_dist_partition", PG_CATALOG_NAMESPACE)))
+		return false;
+	runner = DatumGetObjectId(DirectFunctionCall1(to_regprocedure,
+												  CStringGetTextDatum("pg_catalog.master_run_on_worker(text[], integer[], text[], boolean)")));
+	if (!OidIsValid(runner) ||
+		pg_proc_aclcheck(runner, GetUserId(), ACL_EXECUTE) != ACLCHECK_OK)
+		return false;
+
+	pc = palloc0(sizeof(PairsCitus));
+	pc->by_tenant = tenantatt != 0;
+	pc->relname = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+											 RelationGetRelationName(rel));
+	pc->keyname = pstrdup(NameStr(TupleDescAttr(desc, ps->src.keyatt - 1)->attname));
+	pc->fpname = pstrdup(NameStr(TupleDescAttr(desc, ps->src.fpatt - 1)->attname));
+	if (tenantatt)
+		pc->tenantname = pstrdup(NameStr(TupleDescAttr(desc, tenantatt - 1)->attname));
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	/* hash-distributed, and for tenants by the tenant column */
+	query_relation("SELECT pg_catalog.column_to_column_name(logicalrelid, partkey),"
+				   "       (SELECT e.extnamespace::pg_catalog.regnamespace::pg_catalog.text"
+				   "          FROM pg_catalog.pg_extension e WHERE e.extname = 'simhash')"
+				   "  FROM pg_catalog.pg_dist_partition"
+				   " WHERE logicalrelid = $1 AND partmethod = 'h'", RelationGetRelid(rel));
+	if (SPI_processed == 1)
+	{
+		char	   *distcol = spi_text(0, 1);
+
+		/* the extension's schema, quoted (regnamespace's output) */
+		pc->schema = MemoryContextStrdup(cxt, spi_text(0, 2));
+
+		ok = !tenantatt ||
+			(distcol && strcmp(distcol, NameStr(TupleDescAttr(desc, tenantatt - 1)->attname)) == 0);
+	}
+	if (ok)
+	{
+		/* each shard, on a node with an active placement of it */
+		query_relation("SELECT DISTINCT ON (s.shardid)"
+					   "       pg_catalog.shard_name(s.logicalrelid, s.shardid, false), n.nodename, n.nodeport"
+					   "  FROM pg_catalog.pg_dist_shard s"
+					   "  JOIN pg_catalog.pg_dist_placement p ON p.shardid = s.shardid"
+					   "  JOIN pg_catalog.pg_dist_node n ON n.groupid = p.groupid"
+					   "   AND n.isactive AND n.noderole = 'primary'"
+					   " WHERE s.logicalrelid = $1"
+					   " ORDER BY s.shardid, n.nodeid", RelationGetRelid(rel));
+		for (i = 0; i < SPI_processed; i++)
+		{
+			CitusShard *shard;
+
+			MemoryContextSwitchTo(cxt);
+			shard = palloc(sizeof(CitusShard));
+			shard->name = spi_text(i, 1);
+			shard->node = spi_text(i, 2);
+			shard->port = pg_strtoint32(spi_text(i, 3));
+			pc->shards = lappend(pc->shards, shard);
+		}
+	}
+	MemoryContextSwitchTo(cxt);
+	SPI_finish();
+	MemoryContextSwitchTo(cxt);
+	if (!ok || pc->shards == NIL)
+		return false;
+	ps->citus = pc;
+	return true;
+}
+
+/*
+ * The key column's type, as the column definition lists of the commands
+ * write it: with the column's collation, which orders each pair's keys
+ */
+static const char *
+key_type_name(PairsState *ps)
+{
+	const char *type = format_type_be_qualified(ps->src.keytype);
+
+	if (!OidIsValid(ps->src.keycollation))
+		return type;
+	return psprintf("%s COLLATE %s", type,
+					generate_collation_name(ps->src.keycollation));
+}
+
+/*
+ * The command that returns a part's results as one text: an array of
+ * three arrays, the first keys, the second keys and the distances (of
+ * clusters: the keys, their clusters' keys, and an empty array).
+ */
+static char *
+wrap_command(PairsState *ps, const char *call)
+{
+	PairsCitus *pc = ps->citus;
+	const char *kt = key_type_name(ps);
+
+	if (ps->search.clusters && pc->by_tenant)
+		return psprintf("SELECT ARRAY[coalesce(pg_catalog.array_agg(r.k)::pg_catalog.text, '{}'),"
+						" coalesce(pg_catalog.array_agg(r.c)::pg_catalog.text, '{}'), '{}']::pg_catalog.text"
+						" FROM %s AS r(k %s, c %s)", call, kt, kt);
+	return psprintf("SELECT ARRAY[coalesce(pg_catalog.array_agg(r.a)::pg_catalog.text, '{}'),"
+					" coalesce(pg_catalog.array_agg(r.b)::pg_catalog.text, '{}'),"
+					" coalesce(pg_catalog.array_agg(r.d)::pg_catalog.text, '{}')]::pg_catalog.text"
+					" FROM %s AS r(a %s, b %s, d pg_catalog.int4)", call, kt, kt);
+}
+
+/* Each shard's command: the worker's own search of the tenants there */
+static void
+tenant_commands(PairsState *ps)
+{
+	PairsCitus *pc = ps->citus;
+	ListCell   *lc;
+
+	foreach(lc, pc->shards)
+	{
+		CitusShard *shard = lfirst(lc);
+		CitusTask  *task = palloc(sizeof(CitusTask));
+		char	   *call;
+
+		if (ps->search.clusters)
+			call = psprintf("%s.simhash_clusters(%s::pg_catalog.regclass, %s, %s, %d, tenant => %s, singletons => %s)",
+							pc->schema, quote_literal_cstr(shard->name),
+							quote_literal_cstr(pc->keyname), quote_literal_cstr(pc->fpname),
+							ps->search.k, quote_literal_cstr(pc->tenantname),
+							pc->singletons ? "true" : "false");
+		else
+			call = psprintf("%s.simhash_pairs(%s::pg_catalog.regclass, %s, %s, %d, tenant => %s)",
+							pc->schema, quote_literal_cstr(shard->name),
+							quote_literal_cstr(pc->keyname), quote_literal_cstr(pc->fpname),
+							ps->search.k, quote_literal_cstr(pc->tenantname));
+		task->node = shard->node;
+		task->port = shard->port;
+		task->command = wrap_command(ps, call);
+		pc->tasks = lappend(pc->tasks, task);
+	}
+}
+
+/*
+ * The whole table's layout, chosen from the bits of a fixed sample, the
+ * rows whose fingerprint's hash ends in ten zero bits (about one in 1,024:
+ * the same rows every run, so the same layout), and from the row count
+ * that sample gives, as the number of blocks needs no more
+ */
+static void
+choose_layout(PairsState *ps)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	PairsCitus *pc = ps->citus;
+	const char *fp = quote_identifier(pc->fpname);
+	SimhashVoter votes;
+	int64		nsample;
+	uint64		i;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute(psprintf("SELECT %s::pg_catalog.int8 FROM %s WHERE (pg_catalog.hashint8(%s::pg_catalog.int8) & 1023) = 0",
+							 fp, pc->relname, fp),
+					true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not sample the rows of %s", pc->relname);
+	SimhashVoterInit(&votes);
+	for (i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+
+		if (!isnull)
+			SimhashVoterAdd(&votes, (uint64) DatumGetInt64(d));
+	}
+	nsample = (int64) SPI_processed;
+	MemoryContextSwitchTo(cxt);
+	SPI_finish();
+	MemoryContextSwitchTo(cxt);
+	pc->estimated_rows = nsample * 1024;
+	pairs_choose_layout(ps, &votes, nsample, pc->estimated_rows);
+	if (ps->search.progress)
+		ereport(NOTICE,
+				(errmsg("simhash: about %lld rows with a fingerprint on Citus's workers: %d blocks, %d tables",
+						(long long) pc->estimated_rows, ps->search.layout.blocks,
+						ps->search.layout.ntables),
+				 errdetail("Counted and the layout %s chosen from a fixed sample of %lld rows.",
+						   layout_text(&ps->search.layout), (long long) nsample)));
+}
+
+/* The nodes that hold shards, in the order of their first shard */
+static List *
+shard_nodes(PairsCitus *pc)
+{
+	List	   *nodes = NIL;
+	ListCell   *lc;
+
+	foreach(lc, pc->shards)
+	{
+		CitusShard *shard = lfirst(lc);
+		ListCell   *nc;
+		bool		seen = false;
+
+		foreach(nc, nodes)
+		{
+			CitusShard *node = lfirst(nc);
+
+			seen |= node->port == shard->port && strcmp(node->node, shard->node) == 0;
+		}
+		if (!seen)
+			nodes = lappend(nodes, shard);
+	}
+	return nodes;
+}
+
+/*
+ * "SELECT simhash_rows_pack(key, fp) FROM (the node's shards) WHERE the
+ * part has the row", for one piece of the rows: the query that packs on
+ * one node the rows of its shards that one part searches
+ */
+static char *
+pack_query(PairsState *ps, const char *node, int port, const char *filter,
+		   uint64 pieces, uint64 piece)
+{
+	PairsCitus *pc = ps->citus;
+	StringInfoData q;
+	ListCell   *lc;
+	bool		first = true;
+
+	initStringInfo(&q);
+	appendStringInfo(&q, "SELECT %s.simhash_rows_pack(s.k, s.f) FROM (", pc->schema);
+	foreach(lc, pc->shards)
+	{
+		CitusShard *shard = lfirst(lc);
+
+		if (shard->port != port || strcmp(shard->node, node) != 0)
+			continue;
+		appendStringInfo(&q, "%sSELECT %s AS k, %s::pg_catalog.int8 AS f FROM %s",
+						 first ? "" : " UNION ALL ", quote_identifier(pc->keyname),
+						 quote_identifier(pc->fpname), shard->name);
+		first = false;
+	}
+	appendStringInfo(&q, ") s WHERE %s", filter);
+	if (pieces > 1)
+		appendStringInfo(&q, " AND (pg_catalog.hashint8(s.f) & " UINT64_FORMAT ") = " UINT64_FORMAT,
+						 pieces - 1, piece);
+	return q.data;
+}
+
+/*
+ * Each node's command: its part of every table.  The part's query packs
+ * the rows of the node's own shards there, and the rows of each other
+ * node's shards on that node, received through master_run_on_worker; rows
+ * are packed in pieces of at most about 128 MB of records (a value holds
+ * 1 GB, and travels as text twice its size).
+ */
+static void
+whole_table_commands(PairsState *ps)
+{
+	PairsCitus *pc = ps->citus;
+	char	   *layout = quote_literal_cstr(layout_text(&ps->search.layout));
+	List	   *nodes = shard_nodes(pc);
+	int			nparts = list_length(nodes);
+	uint64		pieces = pg_nextpower2_64(Max(1, (uint64) pc->estimated_rows / nparts *
+											  (PAIRS_PACKED_HEADER + 16) / (128 * 1024 * 1024)));
+	int			part = 0;
+	ListCell   *lc;
+
+	foreach(lc, nodes)
+	{
+		CitusShard *here = lfirst(lc);
+		CitusTask  *task = palloc(sizeof(CitusTask));
+		char	   *filter = psprintf("%s.simhash_pairs_part_has(s.f, %s, %d, %d)",
+									  pc->schema, layout, part, nparts);
+		StringInfoData query;
+		StringInfoData names;
+		StringInfoData ports;
+		StringInfoData commands;
+		ListCell   *nc;
+		uint64		piece;
+
+		initStringInfo(&query);
+		initStringInfo(&names);
+		initStringInfo(&ports);
+		initStringInfo(&commands);
+		for (piece = 0; piece < pieces; piece++)
+			appendStringInfo(&query, "%s%s", piece > 0 ? " UNION ALL " : "",
+							 pack_query(ps, here->node, here->port, filter, pieces, piece));
+		foreach(nc, nodes)
+		{
+			CitusShard *there = lfirst(nc);
+
+			if (there == here)
+				continue;
+			for (piece = 0; piece < pieces; piece++)
+			{
+				appendStringInfo(&names, "%s%s", names.len > 0 ? ", " : "",
+								 quote_literal_cstr(there->node));
+				appendStringInfo(&ports, "%s%d", ports.len > 0 ? ", " : "", there->port);
+				appendStringInfo(&commands, "%s%s", commands.len > 0 ? ", " : "",
+								 quote_literal_cstr(pack_query(ps, there->node, there->port,
+															   filter, pieces, piece)));
+			}
+		}
+		if (commands.len > 0)
+			appendStringInfo(&query,
+							 " UNION ALL SELECT %s.simhash_rows_received(r.node_name, r.node_port, r.success, r.result)"
+							 " FROM pg_catalog.master_run_on_worker(ARRAY[%s]::pg_catalog.text[],"
+							 " ARRAY[%s]::pg_catalog.int4[], ARRAY[%s]::pg_catalog.text[], true) r",
+							 pc->schema, names.data, ports.data, commands.data);
+		task->node = here->node;
+		task->port = here->port;
+		task->command = wrap_command(ps,
+									 psprintf("%s.simhash_pairs_part(%s, %d, %s, %d, %d, %s)",
+											  pc->schema, quote_literal_cstr(query.data),
+											  ps->search.k, layout, part, nparts,
+											  ps->search.clusters ? "true" : "false"));
+		pc->tasks = lappend(pc->tasks, task);
+		part++;
+	}
+}
+
+/* An array of the key's type from its text, with its elements */
+static int
+key_array(PairsState *ps, Datum arraytext, Datum **elems, bool **nulls)
+{
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	int			n;
+	Datum		array = OidInputFunctionCall(F_ARRAY_IN, TextDatumGetCString(arraytext),
+											 ps->src.keytype, -1);
+
+	get_typlenbyvalalign(ps->src.keytype, &typlen, &typbyval, &typalign);
+	deconstruct_array(DatumGetArrayTypeP(array), ps->src.keytype, typlen, typbyval,
+					  typalign, elems, nulls, &n);
+	return n;
+}
+
+/*
+ * A part's result: pairs (or a tenant's clusters) become result rows at
+ * once; links of the whole table's clusters are kept, in cxt, for the
+ * union at the end.
+ */
+static void
+receive(PairsState *ps, const char *node, const char *port, char *result,
+		ReturnSetInfo *rsinfo, CitusLinks *links, MemoryContext cxt)
+{
+	Datum	   *arrays;
+	Datum	   *a,
+			   *b,
+			   *d = NULL;
+	bool	   *anull,
+			   *bnull,
+			   *dnull;
+	int			narrays,
+				n,
+				i;
+
+	deconstruct_array(DatumGetArrayTypeP(OidInputFunctionCall(F_ARRAY_IN, result, TEXTOID, -1)),
+					  TEXTOID, -1, false, TYPALIGN_INT, &arrays, &anull, &narrays);
+	if (narrays != 3 || anull[0] || anull[1] || anull[2])
+		elog(ERROR, "unexpected result from Citus node %s:%s", node, port);
+	n = key_array(ps, arrays[0], &a, &anull);
+	if (key_array(ps, arrays[1], &b, &bnull) != n)
+		elog(ERROR, "unexpected result from Citus node %s:%s", node, port);
+	if (!ps->search.clusters || !ps->citus->by_tenant)
+	{
+		int			nd;
+
+		deconstruct_array(DatumGetArrayTypeP(OidInputFunctionCall(F_ARRAY_IN, TextDatumGetCString(arrays[2]), INT4OID, -1)),
+						  INT4OID, 4, true, TYPALIGN_INT, &d, &dnull, &nd);
+		if (nd != n)
+			elog(ERROR, "unexpected result from Citus node %s:%s", node, port);
+	}
+	ps->citus->received += n;
+	for (i = 0; i < n; i++)
+	{
+		Datum		values[3];
+		bool		nulls[3] = {false, false, false};
+
+		if ((i & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (ps->search.clusters && !ps->citus->by_tenant)
+		{
+			MemoryContext old = MemoryContextSwitchTo(cxt);
+			int16		typlen;
+			bool		typbyval;
+
+			get_typlenbyval(ps->src.keytype, &typlen, &typbyval);
+			if (links->n == links->cap)
+			{
+				links->cap = Max(1024, links->cap * 2);
+				links->a = links->a ? repalloc_huge(links->a, links->cap * sizeof(Datum)) :
+					palloc_extended(links->cap * sizeof(Datum), MCXT_ALLOC_HUGE);
+				links->b = links->b ? repalloc_huge(links->b, links->cap * sizeof(Datum)) :
+					palloc_extended(links->cap * sizeof(Datum), MCXT_ALLOC_HUGE);
+			}
+			links->a[links->n] = datumCopy(a[i], typbyval, typlen);
+			links->b[links->n] = datumCopy(b[i], typbyval, typlen);
+			links->n++;
+			MemoryContextSwitchTo(old);
+			continue;
+		}
+		values[0] = a[i];
+		nulls[0] = anull[i];
+		values[1] = b[i];
+		nulls[1] = bnull[i];
+		if (d)
+			values[2] = d[i];
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+}
+
+/*
+ * Run every task at once, each in a connection of its own to its node
+ * (Citus's master_run_on_worker, as the caller), and take in the results.
+ * A task that failed fails the call, with the node's message.
+ */
+static void
+run_tasks(PairsState *ps, ReturnSetInfo *rsinfo, CitusLinks *links)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	PairsCitus *pc = ps->citus;
+	int			ntasks = list_length(pc->tasks);
+	Datum	   *nodes = palloc(ntasks * sizeof(Datum));
+	Datum	   *ports = palloc(ntasks * sizeof(Datum));
+	Datum	   *commands = palloc(ntasks * sizeof(Datum));
+	Oid			argtypes[3] = {TEXTARRAYOID, INT4ARRAYOID, TEXTARRAYOID};
+	Datum		args[3];
+	ListCell   *lc;
+	int			i = 0;
+	uint64		r;
+
+	foreach(lc, pc->tasks)
+	{
+		CitusTask  *task = lfirst(lc);
+
+		nodes[i] = CStringGetTextDatum(task->node);
+		ports[i] = Int32GetDatum(task->port);
+		commands[i] = CStringGetTextDatum(task->command);
+		i++;
+	}
+	args[0] = PointerGetDatum(construct_array(nodes, ntasks, TEXTOID, -1, false, TYPALIGN_INT));
+	args[1] = PointerGetDatum(construct_array(ports, ntasks, INT4OID, 4, true, TYPALIGN_INT));
+	args[2] = PointerGetDatum(construct_array(commands, ntasks, TEXTOID, -1, false, TYPALIGN_INT));
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args("SELECT node_name, node_port::pg_catalog.text, success, result"
+							  "  FROM pg_catalog.master_run_on_worker($1, $2, $3, true)",
+							  3, argtypes, args, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not run the search on Citus's workers");
+	for (r = 0; r < SPI_processed; r++)
+	{
+		char	   *node = spi_text(r, 1);
+		char	   *port = spi_text(r, 2);
+		char	   *success = spi_text(r, 3);
+		char	   *result = spi_text(r, 4);
+
+		if (success == NULL || strcmp(success, "t") != 0)
+			report_node_failure(node, pg_strtoint32(port), result);
+		receive(ps, node, port, result, rsinfo, links, cxt);
+	}
+	SPI_finish();
+	MemoryContextSwitchTo(cxt);
+}
+
+static int
+compare_key_datums(const void *x, const void *y, void *arg)
+{
+	PairsState *ps = (PairsState *) arg;
+
+	return DatumGetInt32(FunctionCall2Coll(&ps->src.keycmp, ps->src.keycollation,
+										   *(const Datum *) x, *(const Datum *) y));
+}
+
+/* The index of a key among the sorted keys, or -1 */
+static int64
+find_key(PairsState *ps, const Datum *keys, int64 nkeys, Datum key)
+{
+	int64		lo = 0,
+				hi = nkeys;
+
+	while (lo < hi)
+	{
+		int64		mid = lo + (hi - lo) / 2;
+		int			c = compare_key_datums(&keys[mid], &key, ps);
+
+		if (c == 0)
+			return mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+static int64
+find_root(int64 *parent, int64 x)
+{
+	int64		root = x;
+
+	while (parent[root] != root)
+		root = parent[root];
+	while (parent[x] != root)
+	{
+		int64		next = parent[x];
+
+		parent[x] = root;
+		x = next;
+	}
+	return root;
+}
+
+/*
+ * The whole table's clusters from the parts' links: a union-find over the
+ * keys in order, each root the smallest key of its cluster; then, with
+ * singletons, every other row's key, read through Citus.
+ */
+static void
+emit_clusters(PairsState *ps, CitusLinks *links, ReturnSetInfo *rsinfo)
+{
+	PairsCitus *pc = ps->citus;
+	int64		nkeys = 0;
+	Datum	   *keys = palloc_extended(Max(1, 2 * links->n) * sizeof(Datum), MCXT_ALLOC_HUGE);
+	int64	   *parent;
+	int64		i;
+
+	for (i = 0; i < links->n; i++)
+	{
+		keys[2 * i] = links->a[i];
+		keys[2 * i + 1] = links->b[i];
+	}
+	qsort_arg(keys, 2 * links->n, sizeof(Datum), compare_key_datums, ps);
+	for (i = 0; i < 2 * links->n; i++)
+		if (nkeys == 0 || compare_key_datums(&keys[nkeys - 1], &keys[i], ps) != 0)
+			keys[nkeys++] = keys[i];
+	parent = palloc_extended(Max(1, nkeys) * sizeof(int64), MCXT_ALLOC_HUGE);
+	for (i = 0; i < nkeys; i++)
+		parent[i] = i;
+	for (i = 0; i < links->n; i++)
+	{
+		int64		x = find_root(parent, find_key(ps, keys, nkeys, links->a[i]));
+		int64		y = find_root(parent, find_key(ps, keys, nkeys, links->b[i]));
+
+		if ((i & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+		/* the smaller key stays the root */
+		if (x != y)
+			parent[Max(x, y)] = Min(x, y);
+	}
+	for (i = 0; i < nkeys; i++)
+	{
+		Datum		values[2];
+		bool		nulls[2] = {false, false};
+
+		values[0] = keys[i];
+		values[1] = keys[find_root(parent, i)];
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	if (pc->singletons)
+	{
+		MemoryContext cxt = CurrentMemoryContext;
+		Portal		portal;
+
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		portal = SPI_cursor_open_with_args(NULL,
+										   psprintf("SELECT %s FROM %s WHERE %s IS NOT NULL",
+													quote_identifier(pc->keyname), pc->relname,
+													quote_identifier(pc->fpname)),
+										   0, NULL, NULL, NULL, true, 0);
+		for (;;)
+		{
+			uint64		r;
+
+			CHECK_FOR_INTERRUPTS();
+			SPI_cursor_fetch(portal, true, 10000);
+			if (SPI_processed == 0)
+				break;
+			for (r = 0; r < SPI_processed; r++)
+			{
+				Datum		values[2];
+				bool		nulls[2];
+
+				values[0] = SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1, &nulls[0]);
+				if (!nulls[0] && find_key(ps, keys, nkeys, values[0]) >= 0)
+					continue;
+				values[1] = values[0];
+				nulls[1] = nulls[0];
+				tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+			}
+			SPI_freetuptable(SPI_tuptable);
+		}
+		SPI_cursor_close(portal);
+		SPI_finish();
+		MemoryContextSwitchTo(cxt);
+	}
+}
+
+/* The search on the workers, planned by pairs_citus_plan */
+void
+pairs_citus_search(PairsState *ps, ReturnSetInfo *rsinfo, bool singletons)
+{
+	PairsCitus *pc = ps->citus;
+	CitusLinks	links = {0};
+
+	pc->singletons = singletons;
+	if (pc->by_tenant)
+		tenant_commands(ps);
+	else
+	{
+		choose_layout(ps);
+		whole_table_commands(ps);
+	}
+	if (ps->search.progress)
+		ereport(NOTICE,
+				(errmsg("simhash: searching %s on Citus's workers: %d %s at once",
+						pc->relname, list_length(pc->tasks),
+						pc->by_tenant ? "shards" : "parts")));
+	run_tasks(ps, rsinfo, &links);
+	if (ps->search.clusters && !pc->by_tenant)
+		emit_clusters(ps, &links, rsinfo);
+	if (ps->search.progress)
+		ereport(NOTICE,
+				(errmsg("simhash: received %lld %s from Citus's workers",
+						(long long) pc->received,
+						ps->search.clusters && !pc->by_tenant ? "links" :
+						ps->search.clusters ? "rows" : "pairs"),
+				 errdetail("%.3f s.", pairs_elapsed(ps))));
+}
