@@ -10,7 +10,13 @@
 #  - radius queries, nearest neighbours (merged across shards), and the
 #    batch join of new rows to the table give the local table's answers;
 #  - simhash_pairs and simhash_clusters find every pair, those whose rows
-#    sit on different shards included;
+#    sit on different shards included, searched on the workers (the calls
+#    of simhash_pairs_part in the workers' function statistics, and the
+#    progress NOTICE), and on the coordinator with the setting off, inside
+#    a transaction block, and for a tenant column that is not the
+#    distribution column; the tenant form with the distribution column
+#    runs the workers' own simhash_pairs on each shard; keys of type text
+#    and a column collation order each pair as on the local table;
 #  - the README's modify recipes: the direct DELETE ... USING
 #    simhash_clusters(...) fails as Citus refuses it, and the forms the
 #    README gives instead (a MATERIALIZED CTE, an IN subquery; a
@@ -27,6 +33,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use FindBin;
+use Time::HiRes;
 use lib $FindBin::RealBin;
 use SimhashTAP;
 
@@ -44,7 +51,7 @@ for my $node ($coord, @workers)
 {
 	$node->init;
 	$node->append_conf('postgresql.conf',
-		"shared_preload_libraries = 'citus'\nmax_connections = 60\n");
+		"shared_preload_libraries = 'citus'\nmax_connections = 60\ntrack_functions = 'all'\n");
 	$node->start;
 	$node->safe_psql('postgres', 'CREATE EXTENSION citus;');
 }
@@ -86,7 +93,7 @@ is($coord->safe_psql('postgres',
 sub same_answer
 {
 	my ($sql, $name) = @_;
-	(my $local = $sql) =~ s/\bdocs\b/local_docs/g;
+	(my $local = $sql) =~ s/\b(t?docs)\b/local_$1/g;
 	my $d = $coord->safe_psql('postgres', $sql);
 	my $l = $coord->safe_psql('postgres', $local);
 	ok($d ne '' && $d eq $l, $name) or diag("distributed:\n$d\nlocal:\n$l");
@@ -113,6 +120,80 @@ my $pairs = q{SELECT count(*) || ' ' || coalesce(sum(a + b), 0) FROM simhash_pai
 same_answer($pairs, 'simhash_pairs finds the pairs one table has');
 same_answer(q{SELECT count(*) || ' ' || sum(id - cluster) FROM simhash_clusters('docs', 'id', 'fp', 3) AS c(id bigint, cluster bigint)},
 	'simhash_clusters finds the clusters one table has');
+same_answer(q{SELECT count(*) || ' ' || sum(id - cluster) FROM simhash_clusters('docs', 'id', 'fp', 3, singletons => true) AS c(id bigint, cluster bigint)},
+	'simhash_clusters with singletons gives every row one table gives');
+
+# the calls of a function on each worker, from its statistics (flushed when
+# the connections that made them end)
+sub worker_calls
+{
+	my ($func) = @_;
+	return join(' ', map {
+		$_->safe_psql('postgres', qq{SELECT pg_stat_force_next_flush();
+			SELECT coalesce(sum(calls), 0) FROM pg_stat_user_functions WHERE funcname = '$func'})
+	} @workers);
+}
+sub worker_calls_grew
+{
+	my ($func, $before, $name) = @_;
+	my @b = split / /, $before;
+	my @now;
+	for (1 .. 100)
+	{
+		@now = split / /, worker_calls($func);
+		last if $now[0] > $b[0] && $now[1] > $b[1];
+		Time::HiRes::sleep(0.1);
+	}
+	ok($now[0] > $b[0] && $now[1] > $b[1], $name) or diag("calls of $func before: $before, after: @now");
+}
+
+# the search ran on the workers: each ran a part, and the coordinator says so
+my $parts_before = worker_calls('simhash_pairs_part');
+my ($ret, $out, $err) = $coord->psql('postgres',
+	q{SELECT count(*) FROM simhash_pairs('docs', 'id', 'fp', 3, progress => true) AS p(a bigint, b bigint, distance int)});
+like($err, qr/searching public\.docs on Citus's workers: 2 parts at once/, 'the coordinator searches on the workers, in two parts');
+like($err, qr/received \d+ pairs from Citus's workers/, 'and receives only pairs');
+worker_calls_grew('simhash_pairs_part', $parts_before, 'each worker ran a part of the search');
+
+# the coordinator's own search gives the same answers: with the setting
+# off, and inside a transaction block (the parts could not see its writes)
+(my $pairs_off = $pairs) =~ s/^/SET simhash.pairs_on_workers = off; /;
+is($coord->safe_psql('postgres', $pairs_off), $coord->safe_psql('postgres', $pairs),
+	'the coordinator\'s own search finds the pairs the workers find');
+$parts_before = worker_calls('simhash_pairs_part');
+is($coord->safe_psql('postgres', "BEGIN; $pairs; COMMIT;"),
+	$coord->safe_psql('postgres', $pairs =~ s/\bdocs\b/local_docs/r),
+	'inside a transaction block the coordinator searches, and finds the same pairs');
+sleep 1;
+is(worker_calls('simhash_pairs_part'), $parts_before, 'and no part ran on the workers');
+
+# pairs within tenants: the distribution column, each shard on its worker
+my $tenant_before = worker_calls('simhash_pairs');
+same_answer(q{SELECT count(*) || ' ' || coalesce(sum(a + b), 0) FROM simhash_pairs('docs', 'id', 'fp', 3, tenant => 'site_id') AS p(a bigint, b bigint, distance int)},
+	'pairs within tenants (the distribution column) equal one table\'s');
+worker_calls_grew('simhash_pairs', $tenant_before, 'each worker searched its shards\' tenants');
+same_answer(q{SELECT count(*) || ' ' || sum(id - cluster) FROM simhash_clusters('docs', 'id', 'fp', 3, tenant => 'site_id', singletons => true) AS c(id bigint, cluster bigint)},
+	'clusters within tenants equal one table\'s');
+# a tenant column that is not the distribution column: the coordinator's search
+$coord->safe_psql('postgres', q{ALTER TABLE docs ADD COLUMN lang int; UPDATE docs SET lang = id % 3;
+	ALTER TABLE local_docs ADD COLUMN lang int; UPDATE local_docs SET lang = id % 3;});
+same_answer(q{SELECT count(*) || ' ' || coalesce(sum(a + b), 0) FROM simhash_pairs('docs', 'id', 'fp', 3, tenant => 'lang') AS p(a bigint, b bigint, distance int)},
+	'pairs within another tenant column equal one table\'s');
+
+# keys of type text, under a collation (ICU's root) that orders them otherwise
+# than C ("doc 10" before "Doc 11")
+$coord->safe_psql('postgres', q{
+	CREATE TABLE tdocs (id text COLLATE "und-x-icu", site_id int, fp bigint);
+	SELECT create_distributed_table('tdocs', 'site_id', shard_count => 4);
+	INSERT INTO tdocs SELECT CASE WHEN id % 2 = 0 THEN 'Doc ' ELSE 'doc ' END || id, site_id, fp FROM local_docs;
+	SET citus.enable_ddl_propagation = off;
+	CREATE TABLE local_tdocs AS SELECT * FROM tdocs;
+});
+same_answer(q{SELECT md5(string_agg(a || ' ' || b || ' ' || distance, ',' ORDER BY a, b)) FROM simhash_pairs('tdocs', 'id', 'fp', 3) AS p(a text, b text, distance int)},
+	'pairs of text keys equal one table\'s, each pair ordered by the column\'s collation');
+same_answer(q{SELECT md5(string_agg(id || ' ' || cluster, ',' ORDER BY id)) FROM simhash_clusters('tdocs', 'id', 'fp', 3) AS c(id text, cluster text)},
+	'clusters of text keys equal one table\'s');
+
 my $cross = $coord->safe_psql('postgres', q{
 	CREATE TEMP TABLE p AS SELECT * FROM simhash_pairs('docs', 'id', 'fp', 3) AS p(a bigint, b bigint, distance int);
 	CREATE TEMP TABLE s AS SELECT id, get_shard_id_for_distribution_column('docs', site_id) AS shard FROM docs;
@@ -120,7 +201,7 @@ my $cross = $coord->safe_psql('postgres', q{
 cmp_ok($cross, '>', 1000, "pairs whose rows sit on different shards are found ($cross)");
 
 # the README's modify recipes
-my ($ret, $out, $err) = $coord->psql('postgres', q{
+($ret, $out, $err) = $coord->psql('postgres', q{
 	DELETE FROM docs USING simhash_clusters('docs', 'id', 'fp', 3) AS c(id bigint, cluster bigint)
 	 WHERE docs.id = c.id AND c.id <> c.cluster});
 like($err, qr/cannot execute a distributed query from a query on a shard/,
