@@ -24,9 +24,11 @@
 #   per part          from the layout the coordinator chose: the rows each
 #                     part reads from its own node and from the other,
 #                     the packed bytes that cross, the rows each table sorts
+#   CPU per node      the CPU seconds each node's processes spend on one
+#                     call: the work each worker does
 #   one worker        the shards drained onto the first worker
-#                     (citus_drain_node), pairs and clusters again on the
-#                     workers: 2 workers against 1
+#                     (citus_drain_node), pairs and clusters again, and
+#                     the CPU per node: 2 workers against 1
 # Every variant's answers are compared with the local table's (md5 of the
 # ordered result); a difference fails the run.  The report ends with the
 # extrapolation to a billion rows on 16 workers, from the same formulas.
@@ -141,6 +143,36 @@ run_one() {
 	echo "$(python3 -c "print(round($t1 - $t0, 4))") $((after - before)) $peak"
 }
 
+# node_cpu: each node's CPU seconds so far, its ended processes' (the
+# postmaster's cutime and cstime: a backend's time counts once it ends)
+node_cpu() {
+	local n pid
+	for n in $NODES; do
+		pid=$(head -1 "$BASE/$n/postmaster.pid")
+		awk '{printf "%s ", ($16 + $17) / 100}' "/proc/$pid/stat"
+	done
+}
+
+# cpu_split LABEL SETTING FORMVAR: the CPU seconds each node spends on one
+# call (medians of RUNS calls), the work each does
+cpu_split() {
+	local label=$1 setting=$2 formvar=$3 r before after all=""
+	for r in $(seq 1 "$RUNS"); do
+		before=$(node_cpu)
+		run_one "$setting" docs "${!formvar}" >/dev/null
+		sleep 1
+		after=$(node_cpu)
+		all="$all$before|$after;"
+	done
+	python3 - "$label" "$all" <<-'PY'
+		import statistics, sys
+		label, runs = sys.argv[1], [r for r in sys.argv[2].split(";") if r]
+		per = [[float(a) - float(b) for b, a in zip(*(x.split() for x in r.split("|")))] for r in runs]
+		med = [statistics.median(p[i] for p in per) for i in range(3)]
+		print(f"  {label:<34} CPU s: coordinator {med[0]:.2f}, worker 1 {med[1]:.2f}, worker 2 {med[2]:.2f}; busiest worker {max(med[1:]):.2f}")
+	PY
+}
+
 # compare ROUNDS LABEL VARIANT... (VARIANT: setting:table:FORMVAR): the
 # median seconds of each, rounds in turn; every answer must be the first's
 compare() {
@@ -183,6 +215,11 @@ compare() {
 	compare "$RUNS" clusters "on:local_docs:CLUSTERS" "on:docs:CLUSTERS" "off:docs:CLUSTERS"
 	compare "$RUNS" "tenant pairs" "on:local_docs:TENANT" "on:docs:TENANT" "off:docs:TENANT"
 	echo
+	echo "== the CPU each node spends on one call (its processes', medians of $RUNS calls)"
+	cpu_split "pairs on the workers, 2 workers" on PAIRS
+	cpu_split "pairs on the coordinator, 2 workers" off PAIRS
+	cpu_split "clusters on the workers, 2 workers" on CLUSTERS
+	echo
 	echo "== the coordinator's backend: peak private memory and temporary bytes (one call each)"
 	for t in docs big; do
 		n=$(on coord -At -c "SELECT count(*) FROM local_$t")
@@ -218,10 +255,14 @@ compare() {
 	SQL
 	echo
 	echo "== the shards drained onto one worker"
-	on coord -c "SELECT citus_drain_node('$BASE', ${PORT[w2]}, shard_transfer_mode => 'block_writes')" >/dev/null
+	on coord -c "SET client_min_messages = warning" \
+		-c "SELECT citus_drain_node('$BASE', ${PORT[w2]}, shard_transfer_mode => 'block_writes')" >/dev/null
 	echo "  shards per worker: $(on coord -At -c "SELECT string_agg(nodeport || ': ' || c, ', ') FROM (SELECT nodeport, count(*) c FROM citus_shards WHERE table_name = 'docs'::regclass GROUP BY 1 ORDER BY 1) s")"
 	compare "$RUNS" "pairs, 1 wkr" "on:local_docs:PAIRS" "on:docs:PAIRS" "off:docs:PAIRS"
 	compare "$RUNS" "clusters, 1 wkr" "on:local_docs:CLUSTERS" "on:docs:CLUSTERS" "off:docs:CLUSTERS"
+	cpu_split "pairs on the workers, 1 worker" on PAIRS
+	cpu_split "pairs on the coordinator, 1 worker" off PAIRS
+	cpu_split "clusters on the workers, 1 worker" on CLUSTERS
 	echo
 	echo "== 2 workers against 1: the same call's medians"
 	for f in pairs clusters; do
