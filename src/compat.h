@@ -32,6 +32,15 @@
 #define pg_noreturn pg_attribute_noreturn()
 #endif
 
+/* 16 folded pg_proc_aclcheck() and its kin into object_aclcheck() */
+#if PG_VERSION_NUM >= 160000
+#define SimhashProcAclcheck(proc, role, mode) \
+	object_aclcheck(ProcedureRelationId, (proc), (role), (mode))
+#else
+#define SimhashProcAclcheck(proc, role, mode) \
+	pg_proc_aclcheck((proc), (role), (mode))
+#endif
+
 /* 16 renamed RelationData.rd_node (a RelFileNode) to rd_locator */
 #if PG_VERSION_NUM >= 160000
 #define SimhashRelationLocator(rel)	((rel)->rd_locator)

@@ -79,6 +79,7 @@
 #include "pairs/pairs.h"
 
 #include "access/xact.h"
+#include "catalog/pg_proc.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_namespace.h"
 #include "executor/spi.h"
@@ -310,7 +311,6 @@ simhash_pairs_part_has(PG_FUNCTION_ARGS)
 		{
 			uint64		mask;
 			int			salt = pairs_first_block(&parsed, t, &mask);
-			int			b;
 
 			for (b = 0; b < f->nblocks && f->salt[b] != salt; b++)
 				;
@@ -553,7 +553,7 @@ pairs_citus_plan(PairsState *ps, AttrNumber tenantatt)
 	runner = DatumGetObjectId(DirectFunctionCall1(to_regprocedure,
 												  CStringGetTextDatum("pg_catalog.master_run_on_worker(text[], integer[], text[], boolean)")));
 	if (!OidIsValid(runner) ||
-		pg_proc_aclcheck(runner, GetUserId(), ACL_EXECUTE) != ACLCHECK_OK)
+		SimhashProcAclcheck(runner, GetUserId(), ACL_EXECUTE) != ACLCHECK_OK)
 		return false;
 
 	pc = palloc0(sizeof(PairsCitus));
