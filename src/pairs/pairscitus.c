@@ -67,7 +67,9 @@
  * snapshot, so they cannot see what the caller's transaction wrote and
  * has not committed.  Inside BEGIN ... COMMIT the coordinator searches, as
  * it does for reference tables, for the tenant form when the tenant is
- * not the distribution column, and where Citus is not installed.  Rows
+ * not the distribution column, for a table with row-level security (the
+ * shards carry its policies only where Citus propagated them), and where
+ * Citus is not installed.  Rows
  * that commit or go while the parts read may be seen by some parts and
  * not others: a pair is still reported at most once.
  *
@@ -549,6 +551,15 @@ pairs_citus_plan(PairsState *ps, AttrNumber tenantatt)
 
 	if (!pairs_on_workers || ps->search.wide || IsTransactionBlock() ||
 		!OidIsValid(get_relname_relid("pg_dist_partition", PG_CATALOG_NAMESPACE)))
+		return false;
+
+	/*
+	 * The parts read the shards by name, which carry the policies of the
+	 * table only where Citus propagated them: a table with row-level
+	 * security for this role is read through the executor, where the
+	 * coordinator's policies apply.
+	 */
+	if (check_enable_rls(RelationGetRelid(rel), InvalidOid, false) == RLS_ENABLED)
 		return false;
 	runner = DatumGetObjectId(DirectFunctionCall1(to_regprocedure,
 												  CStringGetTextDatum("pg_catalog.master_run_on_worker(text[], integer[], text[], boolean)")));

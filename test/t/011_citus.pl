@@ -13,9 +13,10 @@
 #    sit on different shards included, searched on the workers (the calls
 #    of simhash_pairs_part in the workers' function statistics, and the
 #    progress NOTICE), and on the coordinator with the setting off, inside
-#    a transaction block, and for a tenant column that is not the
-#    distribution column; the tenant form with the distribution column
-#    runs the workers' own simhash_pairs on each shard; keys of type text
+#    a transaction block, for a tenant column that is not the
+#    distribution column, and under row-level security; the tenant form
+#    with the distribution column runs the workers' own simhash_pairs on
+#    each shard; keys of type text
 #    and a column collation order each pair as on the local table;
 #  - the README's modify recipes: the direct DELETE ... USING
 #    simhash_clusters(...) fails as Citus refuses it, and the forms the
@@ -193,6 +194,25 @@ same_answer(q{SELECT md5(string_agg(a || ' ' || b || ' ' || distance, ',' ORDER 
 	'pairs of text keys equal one table\'s, each pair ordered by the column\'s collation');
 same_answer(q{SELECT md5(string_agg(id || ' ' || cluster, ',' ORDER BY id)) FROM simhash_clusters('tdocs', 'id', 'fp', 3) AS c(id text, cluster text)},
 	'clusters of text keys equal one table\'s');
+
+# row-level security: a role whose policy shows it the odd ids gets the
+# pairs among those, searched by the coordinator (the shards carry the
+# policies only where Citus propagated them), and no part runs
+$coord->safe_psql('postgres', q{
+	CREATE ROLE reader LOGIN;
+	GRANT SELECT ON docs TO reader;
+	ALTER TABLE docs ENABLE ROW LEVEL SECURITY;
+	CREATE POLICY odd_ids ON docs FOR SELECT TO reader USING (id % 2 = 1);
+});
+$parts_before = worker_calls('simhash_pairs_part');
+is($coord->safe_psql('postgres', q{SET ROLE reader; SELECT count(*) || ' ' || coalesce(sum(a + b), 0)
+	FROM simhash_pairs('docs', 'id', 'fp', 3) AS p(a bigint, b bigint, distance int)}),
+	$coord->safe_psql('postgres', q{SELECT count(*) || ' ' || coalesce(sum(a + b), 0)
+	FROM simhash_pairs_query('SELECT id, fp FROM local_docs WHERE id % 2 = 1', 3) AS p(a bigint, b bigint, distance int)}),
+	'under row-level security the pairs are those among the rows the policy shows');
+sleep 1;
+is(worker_calls('simhash_pairs_part'), $parts_before, 'and the coordinator searched them');
+$coord->safe_psql('postgres', q{ALTER TABLE docs DISABLE ROW LEVEL SECURITY});
 
 my $cross = $coord->safe_psql('postgres', q{
 	CREATE TEMP TABLE p AS SELECT * FROM simhash_pairs('docs', 'id', 'fp', 3) AS p(a bigint, b bigint, distance int);
