@@ -56,6 +56,7 @@ OBJS = \
 	src/pairs/pairsparallel.o \
 	src/pairs/pairsquery.o \
 	src/pairs/pairscitus.o \
+	src/pairs/pairspart.o \
 	src/pairs/pairswide.o \
 	src/planner/planner.o \
 	src/planner/scanpaths.o \

@@ -38,6 +38,7 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
+#include "utils/guc.h"
 #include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -113,7 +114,7 @@ typedef struct PairsLink
 } PairsLink;
 
 /*
- * A row packed by simhash_rows_pack (pairscitus.c): its fingerprint, the
+ * A row packed by simhash_rows_pack (pairspart.c): its fingerprint, the
  * length of its key's binary form (-1: NULL), both big-endian, and that form
  */
 #define PAIRS_PACKED_HEADER		12
@@ -258,8 +259,9 @@ struct PairsState
 
 /*
  * Calls run down this list: pairs.c calls pairsparallel.c, pairscitus.c,
- * pairsquery.c, pairswide.c and pairssearch.c; pairsparallel.c calls
- * pairssearch.c; pairscitus.c calls pairssearch.c;
+ * pairspart.c, pairsquery.c, pairswide.c and pairssearch.c;
+ * pairsparallel.c calls pairssearch.c; pairscitus.c calls pairspart.c and
+ * pairssearch.c; pairspart.c calls pairssearch.c;
  * pairsquery.c calls pairswide.c and pairssearch.c; pairswide.c calls
  * pairssearch.c (its clock); the searches reach the others only through
  * the sink.
@@ -273,12 +275,16 @@ extern bool pairs_read_rows_parallel(PairsState *ps, ParallelTableScanDesc pscan
 extern void pairs_end_parallel(PairsState *ps, ParallelContext *pcxt);
 extern PGDLLEXPORT void simhash_pairs_worker(dsm_segment *seg, shm_toc *toc);
 
-/* pairscitus.c: the search on Citus's workers */
+/* pairscitus.c: the search on Citus's workers, the coordinator's side */
 extern void pairs_citus_init(void);
 extern bool pairs_citus_plan(PairsState *ps, AttrNumber tenantatt);
 extern void pairs_citus_search(PairsState *ps, ReturnSetInfo *rsinfo, bool singletons);
+
+/* pairspart.c: what a part of that search runs on its node */
+extern char *pairs_layout_text(const PermLayout *layout);
 extern void pairs_part_begin(PairsState *ps, const char *layout, int part, int nparts);
-extern PGDLLEXPORT Datum simhash_pairs_part_has(PG_FUNCTION_ARGS);
+extern int	pairs_fast_citus_poll(GucAction action);
+extern void pairs_report_node_failure(const char *node, int port, const char *result);
 
 /* pairsquery.c: reading the rows through the executor */
 extern bool pairs_rows_elsewhere(Relation rel);

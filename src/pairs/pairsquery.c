@@ -353,7 +353,7 @@ pairs_query_open(PairsState *ps, const char *query)
 	{
 		/*
 		 * A part of a search over Citus's workers, its rows packed by
-		 * simhash_rows_pack (pairscitus.c): keys in the binary form of the
+		 * simhash_rows_pack (pairspart.c): keys in the binary form of the
 		 * type the caller set from the result's columns
 		 */
 		Oid			recv;
@@ -435,7 +435,7 @@ typedef void (*QueryRowFn) (PairsState *ps, const KeyTid *rec, HeapTuple tuple,
 							TupleDesc desc, void *arg);
 
 /*
- * The records of one value of simhash_rows_pack (pairscitus.c): each row
+ * The records of one value of simhash_rows_pack (pairspart.c): each row
  * to fn, as read_cursor hands a row
  */
 static void
