@@ -107,7 +107,7 @@ SELECT s.shape, count(c.id) AS by_constraint, count(r.id) AS by_reading,
  GROUP BY s.shape ORDER BY s.shape;
 SELECT count(*) AS pairs FROM simhash_pairs('kept_by_constraint', 'id', 'fp', 3) AS p(a int, b int, distance int);
 SELECT count(*) AS index_check FROM simhash_perm_check(
-  (SELECT indexrelid FROM pg_index WHERE indrelid = 'kept_by_constraint'::regclass)::regclass, true);
+  (SELECT indexrelid FROM pg_index WHERE indrelid = 'kept_by_constraint'::regclass)::regclass, true) WHERE table_no >= 0;
 DROP TABLE kept_by_constraint, kept_by_reading;
 
 -- Radii: max_distance 0 is a unique constraint on the fingerprint; a wider
@@ -188,5 +188,5 @@ END $$;
 SET enable_seqscan = off;
 SELECT id FROM pages WHERE hamming_near(fp, pseudo_fp(2), 3) ORDER BY id;
 RESET enable_seqscan;
-SELECT count(*) AS index_check FROM simhash_perm_check('pages_no_near_copies', true);
+SELECT count(*) AS index_check FROM simhash_perm_check('pages_no_near_copies', true) WHERE table_no >= 0;
 DROP TABLE pages;

@@ -55,18 +55,18 @@ SELECT agree('f') AS old_format_agrees;
 -- appends to old leaves (plain, then tail merges and splits in the new format)
 INSERT INTO f SELECT g, pseudo_fp(g) FROM generate_series(30001, 60000) g;
 SELECT offset_format > 0 AS some_converted, old_format > 0 AS some_old FROM leaf_formats('f_old_idx');
-SELECT agree('f') AS mixed_agrees, count(*) AS tables_sound FROM simhash_perm_check('f_old_idx');
+SELECT agree('f') AS mixed_agrees, count(*) AS tables_sound FROM simhash_perm_check('f_old_idx') WHERE table_no >= 0;
 -- VACUUM rewrites the leaves it removes entries from
 DELETE FROM f WHERE id % 3 = 0;
 VACUUM f;
-SELECT agree('f') AS after_vacuum_agrees, count(*) AS tables_sound FROM simhash_perm_check('f_old_idx', heapallindexed => true);
+SELECT agree('f') AS after_vacuum_agrees, count(*) AS tables_sound FROM simhash_perm_check('f_old_idx', heapallindexed => true) WHERE table_no >= 0;
 -- and the other way: old-format writes into a new index
 SET simhash.write_old_leaf_format = on;
 INSERT INTO f_new SELECT g, pseudo_fp(g) FROM generate_series(30001, 60000) g;
 RESET simhash.write_old_leaf_format;
 SELECT old_format > 0 AS some_old FROM leaf_formats('f_new_idx');
 INSERT INTO f_new SELECT g, pseudo_fp(g) FROM generate_series(60001, 70000) g;
-SELECT agree('f_new') AS mixed_agrees, count(*) AS tables_sound FROM simhash_perm_check('f_new_idx', heapallindexed => true);
+SELECT agree('f_new') AS mixed_agrees, count(*) AS tables_sound FROM simhash_perm_check('f_new_idx', heapallindexed => true) WHERE table_no >= 0;
 -- REINDEX writes every leaf in the offset format
 REINDEX INDEX f_old_idx;
 SELECT old_format AS old_leaves FROM leaf_formats('f_old_idx');

@@ -87,20 +87,6 @@ PermInit(void)
 							 NULL, NULL, NULL);
 
 	/*
-	 * Indexes on bit(n) codes keep a code store (permstore.c); one built
-	 * without it is what an index built before the store is, which tests
-	 * and benchmarks compare with (test perm_store, store_bench.sh)
-	 */
-	DefineCustomBoolVariable("simhash.build_code_store",
-							 "Gives the simhash_perm indexes built on bit(n) codes a code store (off: for tests).",
-							 NULL,
-							 &perm_build_code_store,
-							 true,
-							 PGC_SUSET,
-							 GUC_NOT_IN_SAMPLE,
-							 NULL, NULL, NULL);
-
-	/*
 	 * A scan of the code store counts bits with AVX-512's vector popcount
 	 * where the CPU has it (permstorescan.c); off, with POPCNT alone, which
 	 * tests and benchmarks compare with

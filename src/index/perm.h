@@ -438,7 +438,10 @@ typedef struct PermState
 	PermLayout	layout;
 	bool		has_growth;		/* the metapage has a PermMetaGrowth */
 	PermMetaGrowth growth;		/* as the metapage had it when read */
-	bool		has_store;		/* the metapage has a PermMetaStore */
+	bool		has_store;		/* the metapage has a PermMetaStore: the list
+								 * of rows without a code, at least */
+	bool		has_codes;		/* and its store keeps codes (bit(n) codes
+								 * without leading columns) */
 	PermMetaStore store;		/* as the metapage had it when read; the
 								 * chains' ends may have moved on since */
 	uint32		inserts;		/* this backend's inserts, to space out
@@ -661,9 +664,8 @@ extern void PermCountWithin(Relation index, const uint64 *centers, int n, int k,
 
 /* permstore.c */
 
-extern bool perm_build_code_store;
 extern bool perm_store_vector_popcount;
-extern bool PermIndexWantsStore(Relation index);
+extern bool PermIndexStoresCodes(Relation index);
 extern PermStoreBuild *PermStoreBuildBegin(Relation index,
 										   struct SharedFileSet *fileset,
 										   int part);
@@ -802,6 +804,7 @@ extern void PermWideTenantDistances(Relation index, uint64 tenant,
 /* permtenant.c */
 extern void PermCheckTenantColumns(Relation index);
 extern void PermCheckExclusionStrategies(Relation index, const uint16 *strats);
+extern bool PermTenantValuesNull(Relation index, const bool *isnull);
 extern bool PermTenantBits(Relation index, const Datum *values,
 						   const bool *isnull, uint64 *bits);
 extern bool PermRowKeys(Relation index, const PermLayout *layout,
@@ -842,7 +845,5 @@ extern void PermRestoreUser(PermSavedUser *saved);
 extern void PermReadRowsAsOwner(Relation heap, Relation index,
 								Snapshot snapshot, IndexBuildCallback callback,
 								void *arg);
-extern void PermReadRowsAsCaller(IndexScanDesc scan,
-								 IndexBuildCallback callback, void *arg);
 
 #endif							/* SIMHASH_PERM_H */

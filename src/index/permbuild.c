@@ -62,8 +62,10 @@ typedef struct PermBuildState
 	bool		wide_ready;
 	PermLayout	wide_layout;
 	RecStore  **wide_rows;
-	PermStoreBuild *store;		/* the code store's rows (permstore.c), or
-								 * NULL: no store */
+	PermStoreBuild *store;		/* the store's rows (permstore.c): those
+								 * without a code, and codes where kept */
+	bool		store_codes;	/* the store keeps codes: bit(n) codes
+								 * without leading columns */
 	int64		n;
 	int64		budget;			/* maintenance_work_mem, in bytes */
 	SimhashVoter counter;		/* how often each bit is set */
@@ -141,17 +143,23 @@ collect_code(Relation index, PermBuildState *bs, ItemPointer tid,
 	KeyTid		rec;
 	int			t;
 
-	if (bs->store && isnull[PermCodeColumn(index)])
-		PermStoreBuildAdd(bs->store, tid, (Datum) 0, true);
 	if (isnull[PermCodeColumn(index)])
+	{
+		/*
+		 * the store lists the row, unless a leading value is NULL too
+		 * (such a row matches no scan the index can answer)
+		 */
+		if (!PermTenantValuesNull(index, isnull))
+			PermStoreBuildAdd(bs->store, tid, (Datum) 0, true);
 		return;
+	}
 	if (!bs->wide_ready)
 		wide_begin(bs->heap, index, bs,
 				   declared_width(index) > 0 ? declared_width(index) :
 				   VARBITLEN(DatumGetVarBitP(values[PermCodeColumn(index)])));
 	if (!PermRowKeys(index, &bs->wide_layout, values, isnull, keys, extras))
 		return;
-	if (bs->store)
+	if (bs->store_codes)
 		PermStoreBuildAdd(bs->store, tid, values[PermCodeColumn(index)], false);
 	rec.tid = *tid;
 	for (t = 0; t < bs->wide_layout.ntables; t++)
@@ -177,7 +185,10 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 		return;
 	}
 	if (isnull[0])
+	{
+		PermStoreBuildAdd(bs->store, tid, (Datum) 0, true);
 		return;
+	}
 	rec.key = (uint64) DatumGetInt64(values[0]);
 	rec.tid = *tid;
 	rec.extra = 0;
@@ -282,8 +293,8 @@ write_index(Relation index, ForkNumber fork, PermBuildState *bs)
 		write_metapage(index, fork, &layout);
 		write_tables(index, fork, bs, bs->wide_rows, &layout, roots,
 					 root_levels);
-		if (bs->store)
-			PermStoreBuildWrite(bs->store, index, fork, layout.width, &store);
+		PermStoreBuildWrite(bs->store, index, fork,
+							bs->store_codes ? layout.width : 0, &store);
 	}
 	else
 	{
@@ -291,6 +302,7 @@ write_index(Relation index, ForkNumber fork, PermBuildState *bs)
 		choose_layout(bs, max_distance, blocks, &layout);
 		write_metapage(index, fork, &layout);
 		write_tables(index, fork, bs, &bs->rows, &layout, roots, root_levels);
+		PermStoreBuildWrite(bs->store, index, fork, 0, &store);
 	}
 
 	metabuf = ReadBufferExtended(index, fork, PERM_METAPAGE_BLKNO, RBM_NORMAL, NULL);
@@ -317,7 +329,7 @@ write_index(Relation index, ForkNumber fork, PermBuildState *bs)
 		PermWideLayoutOptions(index, layout.width, &radius, &substrings);
 		PermGrowthAfterBuild(&growth, bs->n,
 							 RelationGetNumberOfBlocksInFork(index, fork) -
-							 (bs->store ? store.pages + store.null_pages : 0),
+							 (store.pages + store.null_pages),
 							 true, substrings != 0);
 		PermMetaSetGrowth(metapage, &growth);
 		memset(&code, 0, sizeof(code));
@@ -330,15 +342,16 @@ write_index(Relation index, ForkNumber fork, PermBuildState *bs)
 		code.extra = layout.extra;
 		code.layout_rows = bs->n;
 		PermMetaSetCode(metapage, &code);
-		if (bs->store)
-			PermMetaSetStore(metapage, &store);
+		PermMetaSetStore(metapage, &store);
 	}
 	else
 	{
 		PermGrowthAfterBuild(&growth, bs->n,
-							 RelationGetNumberOfBlocksInFork(index, fork),
+							 RelationGetNumberOfBlocksInFork(index, fork) -
+							 (store.pages + store.null_pages),
 							 false, false);
 		PermMetaSetGrowth(metapage, &growth);
+		PermMetaSetStore(metapage, &store);
 	}
 	MarkBufferDirty(metabuf);
 	UnlockReleaseBuffer(metabuf);
@@ -389,8 +402,9 @@ shared_files_done(PermBuildState *bs, PermParallel *par)
  * The leader starts a parallel build if PostgreSQL plans workers for it;
  * not for the codes of a bit varying column of no declared width, whose
  * layout waits for the first row (every process must collect under the
- * same one).  An index that keeps a code store (permstore.c) has each
- * worker spool its rows' whole codes and NULL rows for the leader.
+ * same one).  Each worker spools its rows without a code, and where the
+ * index keeps codes in its store their whole codes (permstore.c), for the
+ * leader.
  */
 static PermParallel *
 begin_parallel(Relation heap, Relation index, IndexInfo *indexInfo,
@@ -400,12 +414,12 @@ begin_parallel(Relation heap, Relation index, IndexInfo *indexInfo,
 
 	if (!bs->wide)
 		return PermParallelBegin(heap, index, indexInfo, 1, NULL, bs->budget,
-								 false);
+								 true);
 	if (declared_width(index) <= 0)
 		return NULL;
 	wide_choose_layout(heap, index, declared_width(index), &code_layout);
 	return PermParallelBegin(heap, index, indexInfo, code_layout.ntables,
-							 &code_layout, bs->budget, bs->store != NULL);
+							 &code_layout, bs->budget, true);
 }
 
 /*
@@ -459,8 +473,8 @@ permbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	if (indexInfo->ii_ExclusionStrats)
 		PermCheckExclusionStrategies(index, indexInfo->ii_ExclusionStrats);
 	bs.wide = PermIndexIsWide(index);
-	if (PermIndexWantsStore(index))
-		bs.store = PermStoreBuildBegin(index, NULL, 0);
+	bs.store_codes = PermIndexStoresCodes(index);
+	bs.store = PermStoreBuildBegin(index, NULL, 0);
 	SimhashVoterInit(&bs.counter);
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, PERM_PHASE_SCAN);
@@ -501,8 +515,7 @@ permbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 		for (t = 0; t < bs.wide_layout.ntables; t++)
 			RecStoreEnd(bs.wide_rows[t]);
 	}
-	if (bs.store)
-		PermStoreBuildEnd(bs.store);
+	PermStoreBuildEnd(bs.store);
 	/* after the stores: their files go with the parallel context */
 	if (bs.par)
 		PermParallelEnd(bs.par);
@@ -544,6 +557,7 @@ simhash_perm_build_worker(dsm_segment *seg, shm_toc *toc)
 	bs.budget = (int64) maintenance_work_mem * 1024;
 	bs.heap = PermParallelHeap(par);
 	bs.wide = PermIndexIsWide(PermParallelIndex(par));
+	bs.store_codes = PermIndexStoresCodes(PermParallelIndex(par));
 	bs.store = PermParallelStoreBuild(par);
 	SimhashVoterInit(&bs.counter);
 	collect_into_shared_files(&bs, par);
@@ -551,8 +565,7 @@ simhash_perm_build_worker(dsm_segment *seg, shm_toc *toc)
 	PermParallelScan(par, build_callback, &bs);
 	PermRestoreUser(&saved);
 	shared_files_done(&bs, par);
-	if (bs.store)
-		PermStoreBuildEnd(bs.store);
+	PermStoreBuildEnd(bs.store);
 	PermParallelSortTables(par);
 	PermParallelDetach(par);
 }
@@ -566,10 +579,9 @@ permbuildempty(Relation index)
 	memset(&bs, 0, sizeof(bs));
 	bs.budget = (int64) maintenance_work_mem * 1024;
 	bs.wide = PermIndexIsWide(index);
-	if (PermIndexWantsStore(index))
-		bs.store = PermStoreBuildBegin(index, NULL, 0);
+	bs.store_codes = PermIndexStoresCodes(index);
+	bs.store = PermStoreBuildBegin(index, NULL, 0);
 	SimhashVoterInit(&bs.counter);
 	write_index(index, INIT_FORKNUM, &bs);
-	if (bs.store)
-		PermStoreBuildEnd(bs.store);
+	PermStoreBuildEnd(bs.store);
 }

@@ -172,10 +172,11 @@ compare_store_rows(const void *a, const void *b)
 }
 
 /*
- * Check the code store (permstore.c): both chains, page by page, hold as
- * many codes as table 0 holds entries; with heap rows, every row of the
- * table is in the store with its code (or as a NULL code).  Emits one row
- * for the codes (table_no -1) and one for the NULL codes (-2).
+ * Check the store (permstore.c): its chains, page by page; the codes, where
+ * it keeps them, as many as table 0 holds entries; with heap rows, every
+ * row of the table is in the store with its code (where it keeps codes) or
+ * as a row without a code.  Emits one row for the codes (table_no -1, where
+ * kept) and one for the rows whose code is NULL (-2).
  */
 static void
 check_store(Relation index, int64 entries0, PermStoreRows *heap,
@@ -189,11 +190,13 @@ check_store(Relation index, int64 entries0, PermStoreRows *heap,
 	int			c;
 
 	store.words = PermStoreWords(PermGetState(index)->store.width);
-	PermStoreCheck(index, false, &pages[0], &entries[0],
-				   heap ? collect_store_entry : NULL, &store);
+	pages[0] = entries[0] = 0;
+	if (PermGetState(index)->has_codes)
+		PermStoreCheck(index, false, &pages[0], &entries[0],
+					   heap ? collect_store_entry : NULL, &store);
 	PermStoreCheck(index, true, &pages[1], &entries[1],
 				   heap ? collect_store_entry : NULL, &store);
-	if (entries[0] != entries0)
+	if (PermGetState(index)->has_codes && entries[0] != entries0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("index \"%s\" holds %lld codes in its code store but %lld entries in table 0",
@@ -226,7 +229,8 @@ check_store(Relation index, int64 entries0, PermStoreRows *heap,
 					 errhint("Please REINDEX it.")));
 		}
 	}
-	for (c = 0; c < 2; c++)
+	/* the row of codes only where the store keeps them */
+	for (c = PermGetState(index)->has_codes ? 0 : 1; c < 2; c++)
 	{
 		Datum		values[5];
 		bool		nulls[5] = {0};
@@ -249,7 +253,14 @@ collect_row(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 {
 	HeapRows   *rows = (HeapRows *) arg;
 
-	if (rows->want_store)
+	/*
+	 * the store lists every row without a code (under non-NULL leading
+	 * values), and keeps the others' codes only where it keeps codes
+	 */
+	if (rows->want_store &&
+		(isnull[PermCodeColumn(index)] ?
+		 !PermTenantValuesNull(index, isnull) :
+		 PermGetState(index)->has_codes))
 	{
 		uint64		words[PermStoreWords(PERM_MAX_WIDTH)] = {0};
 		VarBit	   *code = NULL;

@@ -351,7 +351,7 @@ permcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	{
 		PermLayout	code_layout = *layout;
 
-		double		store_pages = PermStorePages(state);
+		double		store_pages = state->has_codes ? PermStorePages(state) : 0;
 
 		index_close(rel, NoLock);
 		code_costestimate(root, path, loop_count, &code_layout, store_pages,

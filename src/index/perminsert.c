@@ -617,10 +617,13 @@ insert_row(Relation index, int ntables, const KeyTid *keys)
 }
 
 /*
- * aminsert: NULL fingerprints are not indexed (hamming_near never matches),
- * nor rows of a NULL tenant (permtenant.c); a bit(n) code of another width
- * than the index's is an error.  An index with a code store (permstore.c)
- * adds every row to it, NULL codes too.
+ * aminsert: a row with a code goes into every table; a row whose code is
+ * NULL into the store's list of rows without a code (permstore.c), which
+ * an ordered scan hands out last; a row with a NULL leading value nowhere
+ * (permtenant.c: = matches no NULL).  A bit(n) code of another width than
+ * the index's is an error.  An index that keeps codes in its store adds
+ * the row's code to it too.  An index built before simhash 1.6 has no
+ * store: its NULL rows are not listed, as before.
  */
 bool
 perminsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
@@ -634,8 +637,9 @@ perminsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 
 	if (isnull[PermCodeColumn(index)])
 	{
-		/* the trees hold no NULL code; the code store lists its row */
-		if (PermGetState(index)->has_store)
+		/* the trees hold no NULL code; the store lists its row */
+		if (PermGetState(index)->has_store &&
+			!PermTenantValuesNull(index, isnull))
 			PermStoreAppend(index, ht_ctid, NULL);
 		return false;
 	}
@@ -662,7 +666,7 @@ perminsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 			keys[t].extra = extras[t];
 		}
 		insert_row(index, state->layout.ntables, keys);
-		if (state->has_store)
+		if (state->has_codes)
 		{
 			VarBit	   *code = DatumGetVarBitP(values[PermCodeColumn(index)]);
 

@@ -316,30 +316,20 @@ order_read_ring(IndexScanDesc scan, PermState *state, PermScanOpaque so)
 	so->complete = Min(ring_complete_radius(layout, ring), so->ring_bound);
 }
 
-/* table_index_build_scan callback: remember the rows with a NULL key */
-static void
-collect_null(Relation index, ItemPointer tid, Datum *values, bool *isnull,
-			 bool tupleIsAlive, void *state)
-{
-	PermScanOpaque so = (PermScanOpaque) state;
-
-	if (isnull[PermCodeColumn(index)])
-		PermTidListAdd(&so->nulls, so->cxt, tid);
-}
-
 /*
- * The index holds no entry for a row whose fingerprint is NULL, yet ORDER BY
- * fp <-> q returns such rows, last.  Once every indexed row has been handed
- * out, find them as CREATE INDEX would, by reading the table under the
- * scan's snapshot (index expressions and a partial index's predicate
- * evaluated as for a build, but as the caller, as a sequential scan of the
- * query would evaluate them; a HOT chain reported by its root TID).
+ * The index holds no entry in its tables for a row whose code is NULL, yet
+ * ORDER BY fp <-> q returns such rows, last.  Once every indexed row has
+ * been handed out, they come from the store's list of rows without a code
+ * (permstorescan.c): no table read, no index expression evaluated.  With
+ * leading columns, the list holds every tenant's: each row is handed out
+ * for the executor's recheck of the tenant's equality (leakproof, as the
+ * planner requires of an index qual on a table with row-level security).
  */
 void
 PermKnnReadNullRows(IndexScanDesc scan, PermScanOpaque so)
 {
-	/* as the caller: a scan never runs the owner's code with its rights */
-	PermReadRowsAsCaller(scan, collect_null, so);
+	PermStoreReadRowsWithoutCode(scan->indexRelation, &so->nulls, so->cxt,
+								 NULL);
 }
 
 /*
@@ -404,11 +394,18 @@ PermKnnGettuple(IndexScanDesc scan, PermScanOpaque so)
 				continue;
 			scan->xs_heaptid = *tid;
 			scan->xs_recheck = true;
+
+			/*
+			 * The distance is exact, read from the key: the executor is not
+			 * asked to compute it again.  It would compute it before the
+			 * row's row-level security quals, passing rows the caller may
+			 * not see to the index expression (README.perm, "Security").
+			 */
 			if (scan->numberOfOrderBys > 0)
 			{
 				scan->xs_orderbyvals[0] = Int32GetDatum(d);
 				scan->xs_orderbynulls[0] = so->order_null;
-				scan->xs_recheckorderby = !so->order_null;
+				scan->xs_recheckorderby = false;
 			}
 			return true;
 		}

@@ -16,12 +16,16 @@
  *	  (17 does this for its own maintenance commands; on 15 and 16 it is
  *	  done here): PermBecomeTableOwner, the one way in.  A caller's schema
  *	  then cannot put its own lower() under the owner's unqualified call.
- *	- Scans, which read the table when the index alone cannot answer (the
- *	  rows with a NULL code, a scan without a tenant's equality, the sweep
- *	  of a far nearest-neighbour query on bit(n) codes).  These run as the
- *	  caller, exactly as the sequential scan of the same query would run the
- *	  same expressions: a SELECT never runs another role's code with that
- *	  role's rights (PermReadRowsAsCaller).
+ *	- No scan reads the table for rows the index lacks: the rows with a
+ *	  NULL code are listed in its store (permstore.c), the far rows of a
+ *	  nearest-neighbour query on bit(n) codes come from the code store, and
+ *	  a scan without a tenant's equality is refused (the planner never
+ *	  builds one).  Two places still read a candidate's row by its TID and
+ *	  compute its code, as the caller (PermRowReader, permexclude.c): the
+ *	  rings of a nearest-neighbour scan of bit(n) codes, which the planner
+ *	  keeps off tables with row-level security for the caller
+ *	  (src/planner/scanpaths.c), and an exclusion constraint's check
+ *	  (README.perm, "Security", says what is left to do there).
  *
  * At the bottom of the folder's order: every file may call it.
  *
@@ -126,26 +130,4 @@ PermReadRowsAsOwner(Relation heap, Relation index, Snapshot snapshot,
 	PermBecomeTableOwner(heap, &saved);
 	read_rows(heap, index, snapshot, callback, arg);
 	PermRestoreUser(&saved);
-}
-
-/*
- * read_rows for a scan, under its snapshot: as the caller, with the
- * caller's settings, as the sequential scan of the query would evaluate
- * the same expressions.  Never as the owner: a role with SELECT on the
- * table would otherwise run the owner's code, and whatever its search_path
- * slips under it, with the owner's rights.  A bitmap scan is not given the
- * table: it is opened here (the executor has it locked).
- */
-void
-PermReadRowsAsCaller(IndexScanDesc scan, IndexBuildCallback callback,
-					 void *arg)
-{
-	Relation	heap = scan->heapRelation;
-
-	if (heap == NULL)
-		heap = table_open(IndexGetRelation(RelationGetRelid(scan->indexRelation),
-										   false), AccessShareLock);
-	read_rows(heap, scan->indexRelation, scan->xs_snapshot, callback, arg);
-	if (heap != scan->heapRelation)
-		table_close(heap, AccessShareLock);
 }

@@ -688,9 +688,13 @@ check_growth(Relation index, PermMetaPage meta, const PermMetaGrowth *growth,
 
 /*
  * The store record (permstore.c) against the code record and the
- * relation: only an index on bit(n) codes without leading columns has one,
- * its width is the codes', its entry size the one that width implies, and
- * the ends of its two chains are pages of the relation, not the metapage
+ * relation.  Every index built by simhash 1.6 has one.  An index on
+ * bit(n) codes without leading columns keeps both chains: its width is
+ * the codes', its entry size the one that width implies.  Every other
+ * index (64-bit fingerprints, leading columns: code NULL or with tenants)
+ * keeps the chain of rows without a code alone: width and entry size 0,
+ * no chain of codes.  The ends of the chains are pages of the relation,
+ * not the metapage.
  */
 static void
 check_store_record(Relation index, Page page, const PermMetaCode *code,
@@ -699,34 +703,46 @@ check_store_record(Relation index, Page page, const PermMetaCode *code,
 	PermMetaStore store;
 	BlockNumber ends[4];
 	const char *names[4] = {"first", "last", "null_first", "null_last"};
+	bool		codes = (code != NULL && code->tenants == 0);
 	int			i;
 
 	if (!PermMetaGetStore(page, &store))
 		meta_corrupt(index, "Its store record's magic is %08X, expected %08X.",
 					 store.magic, PERM_STORE_MAGIC);
-	if (code->tenants != 0)
-		meta_corrupt(index, "It holds a code store, but the index has %u leading columns.",
-					 code->tenants);
-	if (store.width != code->width)
-		meta_corrupt(index, "Store record: width = %u, but the code record's is %u.",
-					 store.width, code->width);
-	if (store.entry_size != PermStoreEntrySize(code->width))
-		meta_corrupt(index, "Store record: entry_size = %u, but codes of %u bits take %d.",
-					 store.entry_size, code->width,
-					 PermStoreEntrySize(code->width));
+	if (!codes)
+	{
+		/* the list of rows without a code alone */
+		if (store.width != 0 || store.entry_size != 0 || store.pages != 0 ||
+			store.first != InvalidBlockNumber || store.last != InvalidBlockNumber)
+			meta_corrupt(index, "Store record: width %u, entry_size %u, %u pages of codes from %u to %u, but an index on %s keeps no codes in its store.",
+						 store.width, store.entry_size, store.pages,
+						 store.first, store.last,
+						 code == NULL ? "64-bit fingerprints" : "codes after leading columns");
+	}
+	else
+	{
+		if (store.width != code->width)
+			meta_corrupt(index, "Store record: width = %u, but the code record's is %u.",
+						 store.width, code->width);
+		if (store.entry_size != PermStoreEntrySize(code->width))
+			meta_corrupt(index, "Store record: entry_size = %u, but codes of %u bits take %d.",
+						 store.entry_size, code->width,
+						 PermStoreEntrySize(code->width));
+	}
 	ends[0] = store.first;
 	ends[1] = store.last;
 	ends[2] = store.null_first;
 	ends[3] = store.null_last;
-	for (i = 0; i < 4; i++)
+	for (i = codes ? 0 : 2; i < 4; i++)
 		if (ends[i] == PERM_METAPAGE_BLKNO || ends[i] >= nblocks)
 			meta_corrupt(index, "Store record: %s = %u, but the index has blocks 1 to %u.",
 						 names[i], ends[i], nblocks - 1);
-	if (store.pages < 1 || store.null_pages < 1 ||
+	if ((codes && store.pages < 1) || store.null_pages < 1 ||
 		(uint64) store.pages + store.null_pages >= nblocks)
 		meta_corrupt(index, "Store record: %u pages of codes and %u of NULL codes, but the index has %u blocks.",
 					 store.pages, store.null_pages, nblocks);
-	if (store.first == store.null_first || store.last == store.null_last)
+	if (codes &&
+		(store.first == store.null_first || store.last == store.null_last))
 		meta_corrupt(index, "Store record: the chains of codes (%u to %u) and of NULL codes (%u to %u) share a page.",
 					 store.first, store.last, store.null_first, store.null_last);
 }
@@ -806,8 +822,12 @@ PermCheckMetaPage(Relation index, Page page)
 	if (wide && !has_code)
 		PermReportCorruption(index, PERM_METAPAGE_BLKNO,
 							 "The index's columns call for a record of its codes, which the metapage lacks.");
-	if (!wide && pd_lower >= code_location(page, meta->ntables) + sizeof(PermMetaCode) - (char *) page)
+	if (!wide && has_code)
 		meta_corrupt(index, "It holds a record of codes, but the index's column is a 64-bit fingerprint.");
+	if (!wide && pd_lower >= code_location(page, meta->ntables) + sizeof(PermMetaCode) - (char *) page &&
+		pd_lower != store_location(page, meta->ntables) + sizeof(PermMetaStore) - (char *) page)
+		meta_corrupt(index, "pd_lower %u covers part of a record, but an index of 64-bit fingerprints has a growth record and a store record only.",
+					 (unsigned) pd_lower);
 	if (wide && !has_growth)
 		meta_corrupt(index, "It lacks the growth record that every index of codes has.");
 
@@ -864,7 +884,7 @@ PermCheckMetaPage(Relation index, Page page)
 	if (has_growth)
 		check_growth(index, meta, &growth, has_code ? &code : NULL, nblocks);
 	if (pd_lower == store_location(page, meta->ntables) + sizeof(PermMetaStore) - (char *) page)
-		check_store_record(index, page, &code, nblocks);
+		check_store_record(index, page, has_code ? &code : NULL, nblocks);
 	pfree(expect);
 }
 
@@ -1004,14 +1024,22 @@ PermMetaGetStore(Page metapage, PermMetaStore *store)
 }
 
 /*
- * Write the store record after the code record (which must be there), and
- * cover it
+ * Write the store record after the code record (or its zeroed place, in an
+ * index on 64-bit fingerprints), and cover it
  */
 void
 PermMetaSetStore(Page metapage, const PermMetaStore *store)
 {
 	char	   *at = store_location(metapage, PermPageGetMeta(metapage)->ntables);
+	PermMetaCode code;
 
+	/*
+	 * an index on 64-bit fingerprints has no code record: its place stays
+	 * zeroed, so that no stale bytes read as one
+	 */
+	if (!PermMetaGetCode(metapage, &code))
+		memset(code_location(metapage, PermPageGetMeta(metapage)->ntables), 0,
+			   sizeof(PermMetaCode));
 	memcpy(at, store, sizeof(PermMetaStore));
 	((PageHeader) metapage)->pd_lower = (at + sizeof(PermMetaStore)) - (char *) metapage;
 }
@@ -1175,6 +1203,7 @@ PermGetState(Relation index)
 	state->nblocks = RelationGetNumberOfBlocks(index);
 	state->has_growth = PermMetaGetGrowth(page, &state->growth);
 	state->has_store = PermMetaGetStore(page, &state->store);
+	state->has_codes = state->has_store && state->store.width > 0;
 	if (PermMetaGetCode(page, &code))
 	{
 		state->layout.width = code.width;

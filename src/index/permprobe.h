@@ -152,6 +152,10 @@ extern PermStoreScan *PermStoreScanBegin(Relation index, const VarBit *center,
 										 int64 nhanded);
 extern bool PermStoreScanNext(PermStoreScan *ss, ItemPointer tid,
 							  int *distance);
+extern void PermRefuseScanWithoutTenant(Relation index);
+extern void PermStoreReadRowsWithoutCode(Relation index, PermTidList *rows,
+										 MemoryContext cxt,
+										 BufferAccessStrategy strategy);
 extern void PermStoreScanNulls(PermStoreScan *ss, PermTidList *nulls,
 							   MemoryContext cxt);
 

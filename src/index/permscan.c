@@ -10,8 +10,11 @@
  * neither quals nor ORDER BY) are read nearest first by permknn.c.  An
  * index on bit(n) codes is searched by permwidescan.c (radius) and permwideknn.c (ordered).
  *
- * Every row is handed out for recheck: the executor applies the quals, and
- * recomputes fp <-> q, on the row's own fingerprint.  An exclusion
+ * Every row is handed out for recheck of the quals: the executor applies
+ * them on the row's own fingerprint (an index qual is leakproof wherever
+ * row-level security applies: the planner sees to that).  The distance of
+ * an ordered scan is exact and not recomputed, which would run the index
+ * expression on rows before their row-level security quals.  An exclusion
  * constraint's check is rechecked here instead, since its operator has no
  * radius of its own (permexclude.c).  The index's keys are
  * exact, so on a sound index the recheck changes nothing; on a damaged one

@@ -83,16 +83,16 @@ struct PermStoreBuild
 	StoreSpool *spools;
 };
 
-bool		perm_build_code_store = true;
-
 /*
- * Is this an index to build with a code store: bit(n) codes, no tenant
- * (and simhash.build_code_store on)?
+ * Does this index keep codes in its store: bit(n) codes without leading
+ * columns?  Every index keeps the chain of rows without a code; the
+ * others keep no chain of codes (their tables hold what their scans need,
+ * README.perm, "Code store").
  */
 bool
-PermIndexWantsStore(Relation index)
+PermIndexStoresCodes(Relation index)
 {
-	return perm_build_code_store && PermIndexIsWide(index) && PermTenantColumns(index) == 0 &&
+	return PermIndexIsWide(index) && PermTenantColumns(index) == 0 &&
 		index->rd_opcintype[PermCodeColumn(index)] == BITOID;
 }
 
@@ -411,18 +411,26 @@ void
 PermStoreBuildWrite(PermStoreBuild *sb, Relation index, ForkNumber fork,
 					int width, PermMetaStore *store)
 {
-	if (sb->width == 0)
+	if (width == 0)
+		Assert(sb->spools[0].count[0] == 0);
+	else if (sb->width == 0)
 	{
 		sb->width = width;
 		sb->esize = PermStoreEntrySize(width);
 	}
-	PermWideCheckWidth(index, width, sb->width);
+	if (width > 0)
+		PermWideCheckWidth(index, width, sb->width);
 	memset(store, 0, sizeof(PermMetaStore));
 	store->magic = PERM_STORE_MAGIC;
-	store->width = sb->width;
-	store->entry_size = sb->esize;
-	write_chain(sb, index, fork, 0, sb->esize, &store->first, &store->last,
-				&store->pages);
+	store->first = InvalidBlockNumber;
+	store->last = InvalidBlockNumber;
+	if (width > 0)
+	{
+		store->width = sb->width;
+		store->entry_size = sb->esize;
+		write_chain(sb, index, fork, 0, sb->esize, &store->first,
+					&store->last, &store->pages);
+	}
 	write_chain(sb, index, fork, 1, sizeof(ItemPointerData),
 				&store->null_first, &store->null_last, &store->null_pages);
 }
@@ -668,6 +676,7 @@ PermStoreVacuum(Relation index, BufferAccessStrategy strategy,
 		BlockNumber blkno = nulls ? state->store.null_first : state->store.first;
 		int64		steps = 0;
 
+		/* an index without codes in its store has no chain of them */
 		while (blkno != InvalidBlockNumber)
 		{
 			Buffer		buf;
@@ -718,7 +727,8 @@ PermStoreCheck(Relation index, bool nulls, int64 *pages, int64 *entries,
 	last = nulls ? store.null_last : store.last;
 	*pages = 0;
 	*entries = 0;
-	for (;;)
+	/* an index without codes in its store has no chain of them */
+	while (blkno != InvalidBlockNumber || last != InvalidBlockNumber)
 	{
 		Buffer		buf;
 		Page		page;

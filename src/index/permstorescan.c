@@ -136,7 +136,7 @@ PermStoreScanBegin(Relation index, const VarBit *center,
 	PermStoreScan *ss = palloc0(sizeof(PermStoreScan));
 	int			i;
 
-	Assert(state->has_store);
+	Assert(state->has_codes);
 	ss->index = index;
 	ss->cxt = CurrentMemoryContext;
 	ss->width = state->store.width;
@@ -625,14 +625,35 @@ PermStoreScanNext(PermStoreScan *ss, ItemPointer tid, int *distance)
 	}
 }
 
-/* Add the TIDs of the rows whose code is NULL, from their chain, to *nulls */
+/*
+ * The rows the tables do not hold (a NULL code; with leading columns, a
+ * NULL code under non-NULL leading values), from the store's chain of
+ * them, added to *rows in cxt.  What an ordered scan hands out last, and
+ * what a scan of a tenant without a qual on the code adds to the tenant's
+ * rows: no table read, no index expression evaluated (README.perm,
+ * "Security").  The chain is read page by page under share locks, as a
+ * pass over the codes is (permstorescan.c says why that sees every row
+ * the scan's snapshot sees).  An index built before simhash 1.6 has no
+ * chain: the planner leaves it out of the scans that need one
+ * (src/planner/scanpaths.c), and a scan asked all the same is refused.
+ */
 void
-PermStoreScanNulls(PermStoreScan *ss, PermTidList *nulls, MemoryContext cxt)
+PermStoreReadRowsWithoutCode(Relation index, PermTidList *rows,
+							 MemoryContext cxt, BufferAccessStrategy strategy)
 {
+	PermState  *state = PermGetState(index);
 	BlockNumber from = InvalidBlockNumber;
-	BlockNumber blkno = ss->null_first;
+	BlockNumber blkno;
 	int64		steps = 0;
 
+	if (!state->has_store)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("index \"%s\" does not list the rows whose code is NULL",
+						RelationGetRelationName(index)),
+				 errdetail("It was built by a version of simhash before 1.6; the scan would have to read the table."),
+				 errhint("REINDEX the index.")));
+	blkno = state->store.null_first;
 	while (blkno != InvalidBlockNumber)
 	{
 		Buffer		buf;
@@ -641,8 +662,8 @@ PermStoreScanNulls(PermStoreScan *ss, PermTidList *nulls, MemoryContext cxt)
 					i;
 
 		CHECK_FOR_INTERRUPTS();
-		buf = PermStoreReadPage(ss->index, from, blkno, true,
-								BUFFER_LOCK_SHARE, ss->strategy);
+		buf = PermStoreReadPage(index, from, blkno, true, BUFFER_LOCK_SHARE,
+								strategy);
 		page = BufferGetPage(buf);
 		n = PermPageGetOpaque(page)->nentries;
 		for (i = 0; i < n; i++)
@@ -651,12 +672,19 @@ PermStoreScanNulls(PermStoreScan *ss, PermTidList *nulls, MemoryContext cxt)
 
 			memcpy(&tid, PermPageEntries(page) + i * sizeof(ItemPointerData),
 				   sizeof(tid));
-			PermTidListAdd(nulls, cxt, &tid);
+			PermTidListAdd(rows, cxt, &tid);
 		}
 		from = blkno;
 		blkno = PermPageGetOpaque(page)->rightlink;
 		UnlockReleaseBuffer(buf);
 		if (blkno != InvalidBlockNumber)
-			PermCountStep(ss->index, blkno, &steps);
+			PermCountStep(index, blkno, &steps);
 	}
+}
+
+/* Add the TIDs of the rows whose code is NULL, from their chain, to *nulls */
+void
+PermStoreScanNulls(PermStoreScan *ss, PermTidList *nulls, MemoryContext cxt)
+{
+	PermStoreReadRowsWithoutCode(ss->index, nulls, cxt, ss->strategy);
 }

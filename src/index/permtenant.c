@@ -208,6 +208,23 @@ PermTenantBits(Relation index, const Datum *values, const bool *isnull,
 }
 
 /*
+ * Is one of a row's leading values NULL?  Such a row is in no table and
+ * not in the store's list of rows without a code either: = matches no
+ * NULL, so no scan the index answers returns it (false for an index
+ * without leading columns).
+ */
+bool
+PermTenantValuesNull(Relation index, const bool *isnull)
+{
+	int			i;
+
+	for (i = 0; i < PermTenantColumns(index); i++)
+		if (isnull[i])
+			return true;
+	return false;
+}
+
+/*
  * A row's key in every table, from the index tuple's values; false when
  * the row is not indexed (its code or a tenant value is NULL).  A code of
  * another width than the layout's is an error (PermWideCheckWidth).

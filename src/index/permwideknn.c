@@ -18,13 +18,13 @@
  * no row beyond the smallest radius plus that qual's distance from the
  * ORDER BY query can pass them, so the scan stops there.
  *
- * When the next ring would cost more than reading every row (a query
- * whose neighbours are far, as random codes' are from a random query:
- * about 94 bits of 256 at a million rows), the scan sweeps instead: it
- * reads the table in heap order as CREATE INDEX does and files every row
- * not yet seen; after that every distance is complete.  Without a qual,
- * the rows whose code is NULL come last; the sweep finds them too, or
- * else a pass of their own does (permknn.c).
+ * When the next ring would cost more than a share of a pass over every
+ * code (a query whose neighbours are far, as random codes' are from a
+ * random query: about 94 bits of 256 at a million rows), the scan hands
+ * the rest to the code store (permstorescan.c), or within a tenant reads
+ * the tenant's range of the tables; after that every distance is
+ * complete.  Without a qual, the rows whose code is NULL come last, from
+ * the store's list of them (permknn.c).  Neither reads the table.
  *
  * The rows are read as permexclude.c reads a match's row (PermRowReader):
  * the indexed expression evaluated on the version the snapshot sees.  A
@@ -454,7 +454,7 @@ order_begin(IndexScanDesc scan, PermScanOpaque so)
 	wo->exact = wo->center != NULL && wo->nquals == 0;
 	for (t = 0; t < wo->m && wo->exact; t++)
 		wo->exact = PermWideEntryHoldsCode(layout, t);
-	wo->use_store = state->has_store && layout->tenants == 0;
+	wo->use_store = state->has_codes;
 	wo->first_ring = wo->exact && wo->tenant_sweep;
 	for (t = 0; t < wo->m && wo->first_ring; t++)
 		wo->first_ring = split_substrings(layout, t, &wo->split[t]);
@@ -462,6 +462,23 @@ order_begin(IndexScanDesc scan, PermScanOpaque so)
 									ALLOCSET_SMALL_SIZES);
 	wo->reader = PermRowReaderBegin(scan->heapRelation, index);
 	MemoryContextSwitchTo(old);
+
+	/*
+	 * Where the rings grow too dear, the scan reads on from its pages: the
+	 * tenant's range of the tables, or the code store.  Without either (a
+	 * scan of a tenant index without the tenant's equality, which the
+	 * planner never builds; an index built before simhash 1.6, which it
+	 * leaves out) only the table could answer: refused.
+	 */
+	if (layout->tenants > 0 && !wo->tenant_sweep)
+		PermRefuseScanWithoutTenant(index);
+	if (layout->tenants == 0 && !wo->use_store)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("index \"%s\" keeps no code store",
+						RelationGetRelationName(index)),
+				 errdetail("It was built by a version of simhash before 1.6; its nearest-neighbour scans would have to read the table."),
+				 errhint("REINDEX the index.")));
 	return wo;
 }
 
@@ -545,74 +562,6 @@ flush_deferred(IndexScanDesc scan, PermWideOrder *wo)
 		   wo->deferred[wo->deferred_min].n == 0)
 		wo->deferred_min++;
 	file_pending(scan, wo);
-}
-
-/* What a sweep's callback needs */
-typedef struct SweepState
-{
-	IndexScanDesc scan;
-	PermScanOpaque so;
-	PermWideOrder *wo;
-	HTAB	   *handed;			/* the rows at emit_d handed out already */
-} SweepState;
-
-/* Callback of the sweep: file a row not seen before; note a NULL one */
-static void
-sweep_row(Relation index, ItemPointer tid, Datum *values, bool *isnull,
-		  bool tupleIsAlive, void *arg)
-{
-	SweepState *ss = (SweepState *) arg;
-
-	int			code = PermCodeColumn(index);
-
-	if (isnull[code])
-	{
-		PermTidListAdd(&ss->so->nulls, ss->so->cxt, tid);
-		return;
-	}
-	ss->wo->read++;
-	file_row(ss->scan, ss->wo, tid, values[code], ss->handed);
-}
-
-/*
- * Read every row, in heap order, as CREATE INDEX reads them (under the
- * scan's snapshot, a HOT chain by its root TID, a partial index's
- * predicate applied, the expressions run as the caller: as the NULL rows
- * are read, which this pass collects too), and file each anew,
- * but those handed out already: every row nearer than emit_d, and the
- * first emit_i at emit_d (a set of those few, rather than a look-up of
- * every row in the rings' set of TIDs seen)
- */
-static void
-sweep(IndexScanDesc scan, PermScanOpaque so, PermWideOrder *wo)
-{
-	SweepState	ss;
-	HASHCTL		ctl;
-	PermTidList *at = &wo->found[wo->emit_d];
-	int64		i;
-	int			d;
-
-	memset(&ctl, 0, sizeof(ctl));
-	ctl.keysize = sizeof(ItemPointerData);
-	ctl.entrysize = sizeof(ItemPointerData);
-	ctl.hcxt = so->cxt;
-	ss.handed = hash_create("simhash_perm wide sweep", Max(16, wo->emit_i), &ctl,
-							HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	for (i = 0; i < wo->emit_i && i < at->n; i++)
-		(void) hash_search(ss.handed, &at->tids[i], HASH_ENTER, NULL);
-	for (d = wo->emit_d; d <= wo->width; d++)
-		wo->found[d].n = 0;
-	wo->emit_i = 0;
-	ss.scan = scan;
-	ss.so = so;
-	ss.wo = wo;
-	so->nulls.n = 0;
-	PermReadRowsAsCaller(scan, sweep_row, &ss);
-	hash_destroy(ss.handed);
-	drop_deferred(wo);
-	so->nulls_read = true;
-	so->next = 0;
-	wo->bound = wo->width + 1;
 }
 
 /*
@@ -799,12 +748,11 @@ read_next(IndexScanDesc scan, PermScanOpaque so, PermWideOrder *wo)
 		 wo->rows * ring / ldexp(1.0, bits) *
 		 (wo->exact ? WIDE_TENANT_ENTRY_WORK : WIDE_ROW_WORK) > sweep_work(wo)))
 	{
+		/* order_begin refused a scan that has neither */
 		if (wo->tenant_sweep)
 			read_tenant(scan, wo);
-		else if (wo->use_store)
-			store_begin(scan, so, wo);
 		else
-			sweep(scan, so, wo);
+			store_begin(scan, so, wo);
 		return;
 	}
 	wo->rho[t]++;
@@ -882,20 +830,7 @@ PermWideKnnGettuple(IndexScanDesc scan, PermScanOpaque so)
 	if (wo->nquals > 0 || wo->cap < 0)
 		return false;
 
-	/* with a code store, its chain of NULL codes lists them: no row read */
-	if (wo->use_store && !so->nulls_read)
-	{
-		MemoryContext old = MemoryContextSwitchTo(so->cxt);
-
-		if (wo->store == NULL)
-			wo->store = PermStoreScanBegin(scan->indexRelation, NULL, NULL, 0,
-										   1, 0, NULL, 0);
-		MemoryContextSwitchTo(old);
-		so->nulls.n = 0;
-		PermStoreScanNulls(wo->store, &so->nulls, so->cxt);
-		so->nulls_read = true;
-		so->next = 0;
-	}
+	/* the store's list of rows without a code: no row read (permknn.c) */
 	return PermKnnNextNullRow(scan, so, false);
 }
 

@@ -131,51 +131,21 @@ PermWideScanQuals(IndexScanDesc scan, const PermLayout *layout,
 	return n;
 }
 
-/* What a radius scan's sweep hands each row to */
-typedef struct SearchSweep
-{
-	IndexScanDesc scan;
-	PermMatchCallback callback;
-	void	   *arg;
-	bool		codes;			/* rows with a code */
-	bool		nulls;			/* rows whose code is NULL */
-} SearchSweep;
-
 /*
- * Callback of a radius scan's sweep: a row with a code, or without one,
- * as asked; a row without one only where its leading values equal the
- * scan's (the sweep of a tenant-only scan's NULL rows, which would
- * otherwise hand out every NULL row of the table for the executor to drop)
+ * A scan of an index with leading columns that leaves one of them without
+ * an equality cannot be confined to a tenant's key range, and the rows
+ * whose leading value is NULL are in none: only the table could answer
+ * it.  The planner never builds one (src/planner/scanpaths.c); asked all
+ * the same, the index refuses rather than read the table.
  */
-static void
-search_sweep_row(Relation index, ItemPointer tid, Datum *values, bool *isnull,
-				 bool tupleIsAlive, void *arg)
+void
+PermRefuseScanWithoutTenant(Relation index)
 {
-	SearchSweep *ss = (SearchSweep *) arg;
-
-	if (isnull[PermCodeColumn(index)] ?
-		(ss->nulls && PermTenantRowMatches(ss->scan, values, isnull)) :
-		ss->codes)
-		ss->callback(ss->arg, tid, 0, 0);
-}
-
-/*
- * Read the table for the rows the index cannot give (codes: every row with
- * a code too), as the caller: the expressions are evaluated as a
- * sequential scan of the query would evaluate them (permowner.c)
- */
-static void
-search_sweep(IndexScanDesc scan, bool codes, bool nulls,
-			 PermMatchCallback callback, void *arg)
-{
-	SearchSweep ss;
-
-	ss.scan = scan;
-	ss.callback = callback;
-	ss.arg = arg;
-	ss.codes = codes;
-	ss.nulls = nulls;
-	PermReadRowsAsCaller(scan, search_sweep_row, &ss);
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("index \"%s\" cannot answer a scan without an equality on each of its leading columns",
+					RelationGetRelationName(index)),
+			 errdetail("Its tables are kept per tenant; the scan would have to read every row of the table.")));
 }
 
 /*
@@ -184,8 +154,8 @@ search_sweep(IndexScanDesc scan, bool codes, bool nulls,
  * executor rechecks every qual on the row), inside the tenant's key range
  * when the index has leading columns.  Without a qual on the code, every
  * row of the tenant, those whose code is NULL included (read from the
- * table); without an equality on every leading column, every row of the
- * table, read in heap order (the planner avoids such a scan).
+ * table's list of rows without a code); without an equality on every
+ * leading column, refused (the planner never builds such a scan).
  * A NULL query matches nothing.
  */
 void
@@ -212,11 +182,7 @@ PermWideSearch(IndexScanDesc scan, PermMatchCallback callback, void *arg,
 		bool		none;
 
 		if (!PermScanTenantBits(scan, &tenant, &none))
-		{
-			/* no qual on the code: its NULL rows pass too */
-			search_sweep(scan, true, nquals == 0, callback, arg);
-			return;
-		}
+			PermRefuseScanWithoutTenant(index);
 		if (none)
 			return;
 	}
@@ -226,14 +192,21 @@ PermWideSearch(IndexScanDesc scan, PermMatchCallback callback, void *arg,
 	if (query == NULL)
 	{
 		/*
-		 * only the leading columns' equalities: the tenant's rows, and
-		 * those whose code is NULL, which the index does not hold and
-		 * which pass these quals too (as in a sequential scan: a DELETE
-		 * through this plan must reach them)
+		 * only the leading columns' equalities: the tenant's rows (table 0
+		 * holds each once), and those whose code is NULL, which pass these
+		 * quals too (as in a sequential scan: a DELETE through this plan
+		 * must reach them), from the store's list of every tenant's, for
+		 * the executor's recheck of the equalities
 		 */
+		PermTidList nulls = {0};
+		int64		i;
+
 		PermWideProbeTenant(index, 0, tenant, 0, 0, PERM_MAX_HAMMING,
 							callback, arg, pins);
-		search_sweep(scan, false, true, callback, arg);
+		PermStoreReadRowsWithoutCode(index, &nulls, CurrentMemoryContext,
+									 NULL);
+		for (i = 0; i < nulls.n; i++)
+			callback(arg, &nulls.tids[i], 0, 0);
 		return;
 	}
 	PermWideKeys(layout, query->code, keys, extras);
