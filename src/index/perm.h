@@ -526,6 +526,7 @@ extern void PermInit(void);
 extern bytea *permoptions(Datum reloptions, bool validate);
 
 /* perminfo.c */
+extern void PermNoteWhatReindexBrings(Relation index);
 extern Relation PermOpenIndexForInspection(Oid indexoid, LOCKMODE lockmode,
 										   Relation *heap);
 
@@ -682,6 +683,10 @@ extern void PermStoreBuildWrite(PermStoreBuild *sb, Relation index,
 extern void PermStoreBuildEnd(PermStoreBuild *sb);
 extern void PermStoreAppend(Relation index, ItemPointer tid,
 							const VarBit *code);
+extern void PermStoreReadRowsWithoutCode(Relation index,
+										 BufferAccessStrategy strategy,
+										 void (*callback) (void *arg, ItemPointer tid),
+										 void *arg);
 extern void PermStoreVacuum(Relation index, BufferAccessStrategy strategy,
 							IndexBulkDeleteCallback callback,
 							void *callback_state);

@@ -562,6 +562,7 @@ simhash_perm_check(PG_FUNCTION_ARGS)
 
 	InitMaterializedSRF(fcinfo, 0);
 	index = PermOpenIndexForInspection(indexoid, ShareLock, &heap);
+	PermNoteWhatReindexBrings(index);
 
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash_perm_check",
 								ALLOCSET_DEFAULT_SIZES);

@@ -87,6 +87,29 @@ PermOpenIndexForInspection(Oid indexoid, LOCKMODE lockmode, Relation *heap)
 }
 
 /*
+ * An index built before simhash 1.6 has no store: it does not list the
+ * rows whose code is NULL, and on bit(n) codes keeps no code store for the
+ * far rows.  The planner leaves it out of the scans that need them
+ * (src/planner/scanpaths.c); the inspection functions say what REINDEX
+ * brings.
+ */
+void
+PermNoteWhatReindexBrings(Relation index)
+{
+	PermState  *state = PermGetState(index);
+
+	if (state->has_store)
+		return;
+	ereport(NOTICE,
+			(errmsg("index \"%s\" was built before simhash 1.6",
+					RelationGetRelationName(index)),
+			 errdetail(state->layout.width > 0 && state->layout.tenants == 0 ?
+					   "It does not list the rows whose code is NULL and keeps no code store: the planner leaves it out of nearest-neighbour scans." :
+					   "It does not list the rows whose code is NULL: the planner leaves it out of ordered scans without a condition on the code."),
+			 errhint("REINDEX the index.")));
+}
+
+/*
  * simhash_perm_info(): what the layout does with the data
  */
 
@@ -164,6 +187,7 @@ simhash_perm_info(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 
 	index = PermOpenIndexForInspection(indexoid, AccessShareLock, NULL);
+	PermNoteWhatReindexBrings(index);
 
 	layout = &PermGetState(index)->layout;
 	tables = palloc(PERM_MAX_TABLES * sizeof(PermTable));

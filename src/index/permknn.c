@@ -328,8 +328,8 @@ order_read_ring(IndexScanDesc scan, PermState *state, PermScanOpaque so)
 void
 PermKnnReadNullRows(IndexScanDesc scan, PermScanOpaque so)
 {
-	PermStoreReadRowsWithoutCode(scan->indexRelation, &so->nulls, so->cxt,
-								 NULL);
+	PermTidListAddRowsWithoutCode(scan->indexRelation, &so->nulls, so->cxt,
+								  NULL);
 }
 
 /*

@@ -310,6 +310,36 @@ PermTidListSortUnique(PermTidList *list)
 	list->n = PermTidsSortUnique(list->tids, list->n);
 }
 
+/* What PermTidListAddRowsWithoutCode's callback adds to */
+typedef struct RowsWithoutCode
+{
+	PermTidList *list;
+	MemoryContext cxt;
+} RowsWithoutCode;
+
+static void
+add_row_without_code(void *arg, ItemPointer tid)
+{
+	RowsWithoutCode *r = (RowsWithoutCode *) arg;
+
+	PermTidListAdd(r->list, r->cxt, tid);
+}
+
+/*
+ * Add the rows the store lists without a code to a list, in cxt
+ * (PermStoreReadRowsWithoutCode)
+ */
+void
+PermTidListAddRowsWithoutCode(Relation index, PermTidList *list,
+							  MemoryContext cxt, BufferAccessStrategy strategy)
+{
+	RowsWithoutCode r;
+
+	r.list = list;
+	r.cxt = cxt;
+	PermStoreReadRowsWithoutCode(index, strategy, add_row_without_code, &r);
+}
+
 /* Callback of PermSearchCenter: collect the TIDs */
 static void
 center_collect(void *arg, ItemPointer tid, uint64 key, int distance)

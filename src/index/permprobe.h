@@ -153,9 +153,9 @@ extern PermStoreScan *PermStoreScanBegin(Relation index, const VarBit *center,
 extern bool PermStoreScanNext(PermStoreScan *ss, ItemPointer tid,
 							  int *distance);
 extern void PermRefuseScanWithoutTenant(Relation index);
-extern void PermStoreReadRowsWithoutCode(Relation index, PermTidList *rows,
-										 MemoryContext cxt,
-										 BufferAccessStrategy strategy);
+extern void PermTidListAddRowsWithoutCode(Relation index, PermTidList *list,
+										  MemoryContext cxt,
+										  BufferAccessStrategy strategy);
 extern void PermStoreScanNulls(PermStoreScan *ss, PermTidList *nulls,
 							   MemoryContext cxt);
 

@@ -625,66 +625,9 @@ PermStoreScanNext(PermStoreScan *ss, ItemPointer tid, int *distance)
 	}
 }
 
-/*
- * The rows the tables do not hold (a NULL code; with leading columns, a
- * NULL code under non-NULL leading values), from the store's chain of
- * them, added to *rows in cxt.  What an ordered scan hands out last, and
- * what a scan of a tenant without a qual on the code adds to the tenant's
- * rows: no table read, no index expression evaluated (README.perm,
- * "Security").  The chain is read page by page under share locks, as a
- * pass over the codes is (permstorescan.c says why that sees every row
- * the scan's snapshot sees).  An index built before simhash 1.6 has no
- * chain: the planner leaves it out of the scans that need one
- * (src/planner/scanpaths.c), and a scan asked all the same is refused.
- */
-void
-PermStoreReadRowsWithoutCode(Relation index, PermTidList *rows,
-							 MemoryContext cxt, BufferAccessStrategy strategy)
-{
-	PermState  *state = PermGetState(index);
-	BlockNumber from = InvalidBlockNumber;
-	BlockNumber blkno;
-	int64		steps = 0;
-
-	if (!state->has_store)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("index \"%s\" does not list the rows whose code is NULL",
-						RelationGetRelationName(index)),
-				 errdetail("It was built by a version of simhash before 1.6; the scan would have to read the table."),
-				 errhint("REINDEX the index.")));
-	blkno = state->store.null_first;
-	while (blkno != InvalidBlockNumber)
-	{
-		Buffer		buf;
-		Page		page;
-		int			n,
-					i;
-
-		CHECK_FOR_INTERRUPTS();
-		buf = PermStoreReadPage(index, from, blkno, true, BUFFER_LOCK_SHARE,
-								strategy);
-		page = BufferGetPage(buf);
-		n = PermPageGetOpaque(page)->nentries;
-		for (i = 0; i < n; i++)
-		{
-			ItemPointerData tid;
-
-			memcpy(&tid, PermPageEntries(page) + i * sizeof(ItemPointerData),
-				   sizeof(tid));
-			PermTidListAdd(rows, cxt, &tid);
-		}
-		from = blkno;
-		blkno = PermPageGetOpaque(page)->rightlink;
-		UnlockReleaseBuffer(buf);
-		if (blkno != InvalidBlockNumber)
-			PermCountStep(index, blkno, &steps);
-	}
-}
-
 /* Add the TIDs of the rows whose code is NULL, from their chain, to *nulls */
 void
 PermStoreScanNulls(PermStoreScan *ss, PermTidList *nulls, MemoryContext cxt)
 {
-	PermStoreReadRowsWithoutCode(ss->index, nulls, cxt, ss->strategy);
+	PermTidListAddRowsWithoutCode(ss->index, nulls, cxt, ss->strategy);
 }

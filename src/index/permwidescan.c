@@ -203,8 +203,8 @@ PermWideSearch(IndexScanDesc scan, PermMatchCallback callback, void *arg,
 
 		PermWideProbeTenant(index, 0, tenant, 0, 0, PERM_MAX_HAMMING,
 							callback, arg, pins);
-		PermStoreReadRowsWithoutCode(index, &nulls, CurrentMemoryContext,
-									 NULL);
+		PermTidListAddRowsWithoutCode(index, &nulls, CurrentMemoryContext,
+									  NULL);
 		for (i = 0; i < nulls.n; i++)
 			callback(arg, &nulls.tids[i], 0, 0);
 		return;

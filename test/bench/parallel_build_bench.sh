@@ -4,9 +4,10 @@
 # fps, 1% planted near-copies), built serially (max_parallel_maintenance_
 # workers = 0) and with WORKERS workers (default 2), alternating, RUNS
 # rounds (default 5); the median of each and their ratio.  With WIDE=N,
-# the same for N bit(256) codes, indexed with their code store (as by
-# default) and without.  Every parallel index is compared with the serial
-# one (simhash_perm_info, size): the script stops if they differ.
+# the same for N bit(256) codes, indexed with their code store (as every
+# bit(n) index is since simhash 1.6).  Every parallel index is compared
+# with the serial one (simhash_perm_info, size): the script stops if they
+# differ.
 #
 #   bash test/bench/parallel_build_bench.sh [ROWS]      (default 3000000)
 #   WIDE=1000000 bash test/bench/parallel_build_bench.sh 3000000
@@ -53,14 +54,12 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2fx", a / b }'; }
 simhash_bench_data "$ROWS"
 q -c "CREATE TABLE info_ser AS SELECT * FROM simhash_perm_info(NULL::regclass) WHERE false"
 
-# build index NAME on TABLE (COLUMN) with W workers, with a code store if
-# STORE is on (bit(n) codes); prints its seconds, and stops the script
-# unless W workers read a share of the table
+# build index NAME on TABLE (COLUMN) with W workers; prints its seconds,
+# and stops the script unless W workers read a share of the table
 build() {
-	local name=$1 tbl=$2 col=$3 w=$4 store=$5 t
+	local name=$1 tbl=$2 col=$3 w=$4 t
 	q -c "SET client_min_messages = warning" -c "DROP INDEX IF EXISTS $name" -c "CHECKPOINT"
 	t=$(timed -c "SET max_parallel_maintenance_workers = $w" -c "SET simhash.report_build_workers = on" \
-		-c "SET simhash.build_code_store = $store" \
 		-c "CREATE INDEX $name ON $tbl USING simhash_perm ($col)" 2>"$WORK/notice")
 	if [ "$w" -gt 0 ] && ! grep -q "read by $w parallel workers" "$WORK/notice"; then
 		echo "a build with $w workers did not get them:" >&2
@@ -76,14 +75,13 @@ same() {
 		AND NOT EXISTS (SELECT * FROM info_ser EXCEPT SELECT * FROM simhash_perm_info('$1'))"
 }
 
-# RUNS rounds of a serial and a parallel build of TABLE (COLUMN), with a
-# code store if STORE is on
+# RUNS rounds of a serial and a parallel build of TABLE (COLUMN)
 compare() {
-	local label=$1 tbl=$2 col=$3 store=$4 ser="" par="" s p i
+	local label=$1 tbl=$2 col=$3 ser="" par="" s p i
 	for i in $(seq 1 "$RUNS"); do
-		s=$(build bench_idx "$tbl" "$col" 0 "$store")
+		s=$(build bench_idx "$tbl" "$col" 0)
 		keep bench_idx
-		p=$(build bench_idx "$tbl" "$col" "$WORKERS" "$store")
+		p=$(build bench_idx "$tbl" "$col" "$WORKERS")
 		[ "$(same bench_idx)" = t ] || { echo "the parallel index of $label differs from the serial one" >&2; exit 1; }
 		echo "  $label round $i: serial $s s, $WORKERS workers $p s" >>"$REPORT"
 		ser="$ser $s"
@@ -103,15 +101,14 @@ compare() {
 }
 
 echo "== $ROWS 64-bit fingerprints"
-compare "64-bit, $ROWS rows" fps fp off
+compare "64-bit, $ROWS rows" fps fp
 
 if [ "$WIDE" -gt 0 ]; then
-	echo "== $WIDE bit(256) codes, with a code store and without"
+	echo "== $WIDE bit(256) codes, with their code store"
 	q -c "CREATE TABLE wide (id bigint, code bit(256)) WITH (autovacuum_enabled = off);
 		INSERT INTO wide SELECT g, ('x' || md5(g::text) || md5((-g)::text))::bit(256)
 		  FROM generate_series(1, $WIDE) g;" -c "VACUUM ANALYZE wide"
-	compare "bit(256), $WIDE rows, with a code store" wide code on
-	compare "bit(256), $WIDE rows, without" wide code off
+	compare "bit(256), $WIDE rows, with a code store" wide code
 fi
 
 cat "$REPORT"
