@@ -31,6 +31,7 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "utils/rel.h"
+#include "utils/rls.h"
 #include "utils/snapmgr.h"
 
 #include "index/perm.h"
@@ -164,6 +165,17 @@ order_begin(IndexScanDesc scan, PermState *state, PermScanOpaque so)
 	so->ring_table = 0;
 	so->ring_bound = -1;
 	/* no ORDER BY (a scan without quals either) is ORDER BY fp <-> NULL */
+	/*
+	 * The distance is exact, read from the key; the executor recomputes it
+	 * all the same, so that a damaged key gives a row out of place rather
+	 * than a wrong order (test 005), except on a table with row-level
+	 * security for the caller: the executor would compute it before the
+	 * row's security quals, passing rows the caller may not see to the
+	 * index expression (README.perm, "Security").
+	 */
+	so->recheck_order = scan->heapRelation != NULL &&
+		check_enable_rls(RelationGetRelid(scan->heapRelation), InvalidOid,
+						 true) != RLS_ENABLED;
 	so->order_null = scan->numberOfOrderBys == 0 ||
 		(ok->sk_flags & SK_ISNULL) != 0;
 
@@ -395,17 +407,11 @@ PermKnnGettuple(IndexScanDesc scan, PermScanOpaque so)
 			scan->xs_heaptid = *tid;
 			scan->xs_recheck = true;
 
-			/*
-			 * The distance is exact, read from the key: the executor is not
-			 * asked to compute it again.  It would compute it before the
-			 * row's row-level security quals, passing rows the caller may
-			 * not see to the index expression (README.perm, "Security").
-			 */
 			if (scan->numberOfOrderBys > 0)
 			{
 				scan->xs_orderbyvals[0] = Int32GetDatum(d);
 				scan->xs_orderbynulls[0] = so->order_null;
-				scan->xs_recheckorderby = false;
+				scan->xs_recheckorderby = so->recheck_order && !so->order_null;
 			}
 			return true;
 		}

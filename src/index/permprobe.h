@@ -68,6 +68,7 @@ typedef struct PermScanOpaqueData
 	PermQuery  *queries;
 	int			nqueries;
 	bool		order_null;		/* ORDER BY fp <-> NULL: no order at all */
+	bool		recheck_order;	/* the executor recomputes each distance */
 	int			cap;
 	int			complete;
 	int			emitted;
