@@ -102,7 +102,7 @@ is($standby->safe_psql('postgres', 'SELECT sum(entries), max(height) FROM simhas
 	'standby and primary trees have the same entries and height');
 ok($primary->safe_psql('postgres', 'SELECT max(height) FROM simhash_perm_info(\'d_idx\')') >= 2,
 	'the trees grew internal levels');
-is($primary->safe_psql('postgres', 'SELECT count(*) FROM simhash_perm_check(\'o_idx\')'), '4',
+is($primary->safe_psql('postgres', 'SELECT count(*) FROM simhash_perm_check(\'o_idx\') WHERE table_no >= 0'), '4',
 	'the index of mixed leaf formats is sound');
 
 # A young index changes its layout as skewed rows arrive (permgrow.c): an
@@ -155,7 +155,7 @@ is(session_query($g_sql), $g_seq,
 	'young index: the standby session that cached the old layout answers as the primary');
 is($standby->safe_psql('postgres', $prefix_sql), $primary->safe_psql('postgres', $prefix_sql),
 	'young index: the standby reads the new layout');
-is($primary->safe_psql('postgres', q{SELECT count(*) FROM simhash_perm_check('g_idx', true)}), '4',
+is($primary->safe_psql('postgres', q{SELECT count(*) FROM simhash_perm_check('g_idx', true) WHERE table_no >= 0}), '4',
 	'young index: sound after the change');
 $in .= "\\q\n";
 $session->finish;

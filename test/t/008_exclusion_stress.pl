@@ -112,7 +112,7 @@ sub run_mode
 			SELECT (SELECT count(*) FROM docs) - 20000 - (SELECT count(*) FROM attempts WHERE stored)}),
 			'0', "$when: the table holds the starting rows and the stored attempts, nothing else");
 		my ($ret, $out, $err) = $node->psql('postgres',
-			q{SELECT count(*) FROM simhash_perm_check('docs_no_near_copies', heapallindexed => true)});
+			q{SELECT count(*) FROM simhash_perm_check('docs_no_near_copies', heapallindexed => true) WHERE table_no >= 0});
 		is($ret, 0, "$when: simhash_perm_check passes") or diag($err);
 	};
 

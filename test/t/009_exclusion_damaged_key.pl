@@ -123,13 +123,13 @@ like($err, qr/violates exclusion constraint "docs_nd"/,
 like($err, qr/violates exclusion constraint "docs_nd"/, 'a near-copy of another row is refused');
 
 ($rc, $out, $err) = $node->psql('postgres',
-	q{SELECT count(*) FROM simhash_perm_check('docs_nd', true)});
+	q{SELECT count(*) FROM simhash_perm_check('docs_nd', true) WHERE table_no >= 0});
 isnt($rc, 0, 'simhash_perm_check with heapallindexed finds the damaged key');
 note($err);
 
 $node->safe_psql('postgres', q{REINDEX INDEX docs_nd});
 is($node->safe_psql('postgres',
-	q{SELECT count(*) FROM simhash_perm_check('docs_nd', true)}),
+	q{SELECT count(*) FROM simhash_perm_check('docs_nd', true) WHERE table_no >= 0}),
 	'4', 'after REINDEX the index passes the check');
 ($rc, $out, $err) = $node->psql('postgres', qq{
 	INSERT INTO docs SELECT -5, (fp::bigint # 1)::simhash64 FROM docs WHERE ctid = '$tid'});
@@ -178,7 +178,7 @@ ok(defined $extra_at, "an entry's extra bits flipped in place, row $extra_tid");
 
 $node->start;
 ($rc, $out, $err) = $node->psql('postgres',
-	q{SELECT count(*) FROM simhash_perm_check('sites_nd', true)});
+	q{SELECT count(*) FROM simhash_perm_check('sites_nd', true) WHERE table_no >= 0});
 like($err, qr/keeps the code bits [0-9A-F]{4} beside its key; the row's are [0-9A-F]{4}/,
 	'simhash_perm_check with heapallindexed names the damaged extra bits');
 ($rc, $out, $err) = $node->psql('postgres', qq{
@@ -187,7 +187,7 @@ like($err, qr/violates exclusion constraint "sites_nd"/,
 	'a near-copy of the damaged row is refused');
 $node->safe_psql('postgres', q{REINDEX INDEX sites_nd});
 is($node->safe_psql('postgres',
-	q{SELECT count(*) FROM simhash_perm_check('sites_nd', true)}),
+	q{SELECT count(*) FROM simhash_perm_check('sites_nd', true) WHERE table_no >= 0}),
 	'4', 'after REINDEX the tenant index passes the check');
 
 $node->stop;

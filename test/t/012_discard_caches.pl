@@ -119,7 +119,7 @@ $node->safe_psql('postgres', 'SET debug_discard_caches = 1; VACUUM fp64, sites, 
 for my $index (qw(fp64_perm sites_nc codes_perm))
 {
 	($ret, $out, $err) = $node->psql('postgres', $discard .
-		"SELECT count(*) FROM simhash_perm_check('$index', heapallindexed => true)");
+		"SELECT count(*) FROM simhash_perm_check('$index', heapallindexed => true) WHERE table_no >= 0");
 	is($ret, 0, "$index: simhash_perm_check passes after VACUUM") or diag($err);
 }
 

@@ -103,7 +103,7 @@ $node->psql('postgres', q{
 }, stdout => \$stdout, stderr => \$stderr);
 like($stderr, qr/was read by 2 parallel workers and the leader/,
 	'the build after recovery is parallel');
-is($node->safe_psql('postgres', q{SELECT count(*) FROM simhash_perm_check('d_idx', true)}),
+is($node->safe_psql('postgres', q{SELECT count(*) FROM simhash_perm_check('d_idx', true) WHERE table_no >= 0}),
 	'4', 'it passes simhash_perm_check with every row');
 $node->safe_psql('postgres', 'DROP INDEX d_idx');
 
@@ -167,7 +167,7 @@ is($node->safe_psql('postgres', q{
 	't', 'the concurrent build is valid');
 cmp_ok($node->safe_psql('postgres', 'SELECT count(*) FROM d WHERE id >= 1000000'), '>', 400,
 	'rows were inserted during and after the build');
-is($node->safe_psql('postgres', q{SELECT count(*) FROM simhash_perm_check('d_conc', true)}),
+is($node->safe_psql('postgres', q{SELECT count(*) FROM simhash_perm_check('d_conc', true) WHERE table_no >= 0}),
 	'4', 'every row, those inserted during the build included, is in the index');
 # the fingerprints the index holds are those of column fp, which the
 # sequential scan reads without sleeping
