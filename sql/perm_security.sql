@@ -329,10 +329,48 @@ DROP TABLE sec_rls64, sec_rlst, sec_rlsw;
 DROP FUNCTION sec_rls_table(text, text), sec_same_answer(text);
 DROP SCHEMA regress_rls CASCADE;
 
+-- 5. What the locked search_path refuses, and what the error says: the
+--    owner's function calls simhash() unqualified, which the extension's
+--    schema (public here) on the inserting role's search_path finds, and
+--    pg_catalog, pg_temp does not.  Its index, created on an empty table,
+--    takes inserts, then cannot be rebuilt (PostgreSQL 15 and 16 rebuild a
+--    btree on it with the caller's search_path; 17 refuses that too).  The
+--    error carries a hint saying why (permowner.c).
+\set VERBOSITY default
+CREATE FUNCTION sec_unqualified(body text) RETURNS simhash64 LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+	RETURN simhash(body);
+END $$;
+CREATE TABLE sec_hint (id int, body text);
+CREATE INDEX sec_hint_fp ON sec_hint USING simhash_perm (sec_unqualified(body));
+INSERT INTO sec_hint SELECT g, 'document number ' || g FROM generate_series(1, 20) g;
+REINDEX INDEX sec_hint_fp;
+VACUUM FULL sec_hint;
+-- on a table with rows, CREATE INDEX fails the same way
+CREATE INDEX sec_hint_again ON sec_hint USING simhash_perm (sec_unqualified(body));
+-- the caller's user and search_path are back, after the abort of a
+-- transaction as after a subtransaction's
+SELECT current_user = session_user AS caller_restored,
+	   current_setting('search_path') AS search_path;
+DO $$
+BEGIN
+	REINDEX INDEX sec_hint_fp;
+EXCEPTION WHEN undefined_function THEN
+	RAISE NOTICE 'caught; caller restored: %, search_path: %',
+		current_user = session_user, current_setting('search_path');
+END $$;
+-- the fix: the function's own search_path (or public.simhash() in it)
+ALTER FUNCTION sec_unqualified(text) SET search_path = public;
+REINDEX INDEX sec_hint_fp;
+VACUUM FULL sec_hint;
+SELECT count(*) AS tables FROM simhash_perm_check('sec_hint_fp', true) WHERE table_no >= 0;
+SELECT count(*) AS near FROM sec_hint
+ WHERE hamming_near(sec_unqualified(body), simhash('document number 7'), 0);
+
 DROP TABLE sec_docs, sec_log, sec_secret, sec_n64, sec_wide, sec_tenant,
-	sec_n64_su, sec_wide_su, sec_tenant_su, sec_excl;
+	sec_n64_su, sec_wide_su, sec_tenant_su, sec_excl, sec_hint;
 DROP FUNCTION sec_fp(text), sec_pred(int), sec_spy(), sec_norm(text), sec_code(text),
-	sec_tables(text, name);
+	sec_tables(text, name), sec_unqualified(text);
 DROP SCHEMA regress_attack CASCADE;
 REVOKE CREATE ON SCHEMA public FROM regress_simhash_owner;
 DROP ROLE regress_simhash_owner;

@@ -837,16 +837,10 @@ extern void PermRingsToSee(const PermLayout *layout, int c, int *ring,
 
 /* permowner.c */
 
-/* The caller's user and GUC level, while a table's owner runs its code */
-typedef struct PermSavedUser
-{
-	Oid			userid;
-	int			sec_context;
-	int			gucnestlevel;
-} PermSavedUser;
+/* Maintenance's part that runs a table owner's code (PermRunAsTableOwner) */
+typedef void (*PermOwnerCode) (void *arg);
 
-extern void PermBecomeTableOwner(Relation heap, PermSavedUser *saved);
-extern void PermRestoreUser(PermSavedUser *saved);
+extern void PermRunAsTableOwner(Relation heap, PermOwnerCode code, void *arg);
 extern void PermReadRowsAsOwner(Relation heap, Relation index,
 								Snapshot snapshot, IndexBuildCallback callback,
 								void *arg);

@@ -73,6 +73,9 @@ typedef struct PermBuildState
 	int			nbatch;
 	MemoryContext cxt;
 	Relation	heap;			/* NULL for the init fork */
+	Relation	index;			/* read_table's arguments */
+	IndexInfo  *info;
+	double		reltuples;		/* and its count of the table's rows */
 	PermParallel *par;			/* a parallel build (permbuildparallel.c) */
 } PermBuildState;
 
@@ -449,14 +452,40 @@ scan_parallel(PermBuildState *bs, PermParallel *par)
 	return reltuples;
 }
 
+/*
+ * The build's part that runs the table owner's code (PermRunAsTableOwner):
+ * reading the table, in parallel or not.  Parallel workers are started
+ * here, and take the owner, the security context and search_path from the
+ * leader.
+ */
+static void
+read_table(void *arg)
+{
+	PermBuildState *bs = (PermBuildState *) arg;
+
+	bs->par = begin_parallel(bs->heap, bs->index, bs->info, bs);
+	if (bs->par)
+		bs->reltuples = scan_parallel(bs, bs->par);
+	else
+	{
+		if (!bs->wide)
+			bs->rows = RecStoreBegin(bs->budget / 2);
+		bs->reltuples = table_index_build_scan(bs->heap, bs->index, bs->info,
+											   true, true, build_callback, bs,
+											   NULL);
+		if (perm_report_build_workers)
+			ereport(NOTICE,
+					(errmsg("simhash_perm index \"%s\" was read by the leader alone",
+							RelationGetRelationName(bs->index))));
+	}
+}
+
 /* ambuild: CREATE INDEX, REINDEX */
 IndexBuildResult *
 permbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 {
 	IndexBuildResult *result;
 	PermBuildState bs;
-	PermSavedUser saved;
-	double		reltuples;
 	MemoryContext oldcxt;
 
 	if (RelationGetNumberOfBlocks(index) != 0)
@@ -469,6 +498,8 @@ permbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	oldcxt = MemoryContextSwitchTo(bs.cxt);
 	bs.budget = (int64) maintenance_work_mem * 1024;
 	bs.heap = heap;
+	bs.index = index;
+	bs.info = indexInfo;
 	PermCheckTenantColumns(index);
 	if (indexInfo->ii_ExclusionStrats)
 		PermCheckExclusionStrategies(index, indexInfo->ii_ExclusionStrats);
@@ -484,26 +515,9 @@ permbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	 * but locks search_path only since 17: the owner's expressions must not
 	 * resolve an unqualified call through the search_path of whoever runs
 	 * REINDEX, VACUUM FULL or CLUSTER, so it is locked here on every
-	 * version (permowner.c).  Parallel workers are started after this, and
-	 * take the owner, the security context and search_path from the
-	 * leader.
+	 * version (permowner.c).
 	 */
-	PermBecomeTableOwner(heap, &saved);
-	bs.par = begin_parallel(heap, index, indexInfo, &bs);
-	if (bs.par)
-		reltuples = scan_parallel(&bs, bs.par);
-	else
-	{
-		if (!bs.wide)
-			bs.rows = RecStoreBegin(bs.budget / 2);
-		reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
-										   build_callback, &bs, NULL);
-		if (perm_report_build_workers)
-			ereport(NOTICE,
-					(errmsg("simhash_perm index \"%s\" was read by the leader alone",
-							RelationGetRelationName(index))));
-	}
-	PermRestoreUser(&saved);
+	PermRunAsTableOwner(heap, read_table, &bs);
 
 	write_index(index, MAIN_FORKNUM, &bs);
 	if (bs.rows)
@@ -535,9 +549,18 @@ permbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 		PermCheckRebuiltConstraint(heap, index);
 
 	result = palloc(sizeof(IndexBuildResult));
-	result->heap_tuples = reltuples;
+	result->heap_tuples = bs.reltuples;
 	result->index_tuples = bs.n;
 	return result;
+}
+
+/* A worker's part that runs the table owner's code: reading its share */
+static void
+read_share(void *arg)
+{
+	PermBuildState *bs = (PermBuildState *) arg;
+
+	PermParallelScan(bs->par, build_callback, bs);
 }
 
 /*
@@ -550,7 +573,6 @@ simhash_perm_build_worker(dsm_segment *seg, shm_toc *toc)
 {
 	PermParallel *par = PermParallelAttach(seg, toc);
 	PermBuildState bs;
-	PermSavedUser saved;
 
 	memset(&bs, 0, sizeof(bs));
 	bs.cxt = CurrentMemoryContext;
@@ -561,9 +583,8 @@ simhash_perm_build_worker(dsm_segment *seg, shm_toc *toc)
 	bs.store = PermParallelStoreBuild(par);
 	SimhashVoterInit(&bs.counter);
 	collect_into_shared_files(&bs, par);
-	PermBecomeTableOwner(bs.heap, &saved);
-	PermParallelScan(par, build_callback, &bs);
-	PermRestoreUser(&saved);
+	bs.par = par;
+	PermRunAsTableOwner(bs.heap, read_share, &bs);
 	shared_files_done(&bs, par);
 	PermStoreBuildEnd(bs.store);
 	PermParallelSortTables(par);

@@ -37,8 +37,8 @@
  * index's predicate) as the leader does: a parallel worker takes the
  * leader's user and security context, and its settings, search_path among
  * them, as they are when the parallel context is made, after the leader
- * became the table's owner (permowner.c); the worker calls
- * PermBecomeTableOwner around its scan all the same.
+ * became the table's owner (permowner.c); the worker reads its share
+ * through PermRunAsTableOwner all the same.
  *
  * IDENTIFICATION
  *	  src/index/permbuildparallel.c

@@ -24,7 +24,7 @@
  * entries, and with heapallindexed every row of the table in the store
  * with its code, or listed as a NULL code.  Collecting them evaluates the index's expressions
  * and predicate, which are the table owner's code: that runs as the owner,
- * in a security-restricted operation (PermBecomeTableOwner).
+ * in a security-restricted operation (PermRunAsTableOwner).
  *
  * The first problem found is an ERRCODE_INDEX_CORRUPTED error naming the
  * block.  The check holds ShareLock on the table and the index, so inserts
@@ -85,6 +85,7 @@ typedef struct HeapRows
 	ItemPointerData *tids;
 	int64		n;
 	int64		capacity;
+	Relation	heap;
 	Relation	index;
 	const PermLayout *codes;	/* bit(n) codes: the layout; else NULL */
 	int			per_row;		/* values in fps per row */
@@ -298,6 +299,20 @@ collect_row(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 		rows->fps[rows->n] = (uint64) DatumGetInt64(values[0]);
 	rows->tids[rows->n] = *tid;
 	rows->n++;
+}
+
+/*
+ * The heapallindexed pass's part that runs the table owner's code, its
+ * index expressions and predicate (PermRunAsTableOwner): collect every row
+ */
+static void
+read_heap(void *arg)
+{
+	HeapRows   *rows = (HeapRows *) arg;
+
+	table_index_build_scan(rows->heap, rows->index,
+						   BuildIndexInfo(rows->index), true, false,
+						   collect_row, rows, NULL);
 }
 
 /*
@@ -574,10 +589,8 @@ simhash_perm_check(PG_FUNCTION_ARGS)
 
 	if (heapallindexed)
 	{
-		IndexInfo  *indexInfo;
-		PermSavedUser saved;
-
 		rows.capacity = 1024;
+		rows.heap = heap;
 		rows.index = index;
 		rows.per_row = 1;
 		if (PermGetState(index)->layout.width > 0)
@@ -596,12 +609,7 @@ simhash_perm_check(PG_FUNCTION_ARGS)
 			rows.extras = palloc(rows.capacity * rows.per_row * sizeof(uint16));
 		rows.tids = palloc(rows.capacity * sizeof(ItemPointerData));
 
-		/* index expressions and predicate: the table owner's code */
-		PermBecomeTableOwner(heap, &saved);
-		indexInfo = BuildIndexInfo(index);
-		table_index_build_scan(heap, index, indexInfo, true, false,
-							   collect_row, &rows, NULL);
-		PermRestoreUser(&saved);
+		PermRunAsTableOwner(heap, read_heap, &rows);
 		perm = palloc(sizeof(PermPermutation));
 	}
 

@@ -14,7 +14,7 @@
  *	  run as the table's owner, in a security-restricted operation, with
  *	  search_path locked to pg_catalog, pg_temp, on every PostgreSQL version
  *	  (17 does this for its own maintenance commands; on 15 and 16 it is
- *	  done here): PermBecomeTableOwner, the one way in.  A caller's schema
+ *	  done here): PermRunAsTableOwner, the one way in.  A caller's schema
  *	  then cannot put its own lower() under the owner's unqualified call.
  *	- No scan reads the table for rows the index lacks: the rows with a
  *	  NULL code are listed in its store (permstore.c), the far rows of a
@@ -62,6 +62,14 @@ lock_search_path(void)
 #endif
 }
 
+/* The caller's user and GUC level, while a table's owner runs its code */
+typedef struct SavedUser
+{
+	Oid			userid;
+	int			sec_context;
+	int			gucnestlevel;
+} SavedUser;
+
 /*
  * Become the owner of heap, in a security-restricted operation with
  * search_path locked to pg_catalog, pg_temp, before evaluating its index
@@ -72,11 +80,11 @@ lock_search_path(void)
  * caller's search_path, an unqualified call in it would reach whatever the
  * caller's schemas define.  REINDEX and contrib/amcheck do the same since
  * CVE-2022-1552 (and lock search_path since PostgreSQL 17).  GUC changes
- * the code makes are undone by PermRestoreUser, or by the transaction's
+ * the code makes are undone by restore_user, or by the transaction's
  * abort, which also restores the user id.
  */
-void
-PermBecomeTableOwner(Relation heap, PermSavedUser *saved)
+static void
+become_table_owner(Relation heap, SavedUser *saved)
 {
 	GetUserIdAndSecContext(&saved->userid, &saved->sec_context);
 	SetUserIdAndSecContext(heap->rd_rel->relowner,
@@ -85,12 +93,91 @@ PermBecomeTableOwner(Relation heap, PermSavedUser *saved)
 	lock_search_path();
 }
 
-/* Back to the caller's user id and settings after PermBecomeTableOwner */
-void
-PermRestoreUser(PermSavedUser *saved)
+/* Back to the caller's user id and settings after become_table_owner */
+static void
+restore_user(SavedUser *saved)
 {
 	AtEOXact_GUC(false, saved->gucnestlevel);
 	SetUserIdAndSecContext(saved->userid, saved->sec_context);
+}
+
+/*
+ * The hint an error about a missing name gets when it escapes the owner's
+ * code under the locked search_path.  That lock is new in 1.6 on PostgreSQL
+ * 15 and 16, where core rebuilds a btree with the caller's search_path: an
+ * index on a function that calls simhash() unqualified, created on an empty
+ * table and filled by inserts, fails at the first REINDEX with an error that
+ * otherwise points only to argument types.
+ */
+#define PERM_SEARCH_PATH_HINT \
+	"simhash_perm evaluates index expressions and predicates with search_path = pg_catalog, pg_temp; " \
+	"schema-qualify the names in the functions they call, or give those functions SET search_path."
+
+/*
+ * In PG_CATCH of the owner's code: re-throw the error, with
+ * PERM_SEARCH_PATH_HINT added if a name was not found.  Only the error is
+ * changed.  The user id, the security context and the GUC nest level of
+ * become_table_owner stay as they are, for the (sub)transaction's abort to
+ * restore, as it does after any error raised inside: restored here too,
+ * they would be restored twice.  The copy goes in cxt, the context of the
+ * code that was interrupted (CopyErrorData must not run in ErrorContext);
+ * ReThrowError copies it into ErrorContext.
+ */
+pg_noreturn static void
+rethrow_with_search_path_hint(MemoryContext cxt)
+{
+	ErrorData  *edata;
+
+	MemoryContextSwitchTo(cxt);
+	edata = CopyErrorData();
+	if ((edata->sqlerrcode != ERRCODE_UNDEFINED_FUNCTION &&
+		 edata->sqlerrcode != ERRCODE_UNDEFINED_TABLE &&
+		 edata->sqlerrcode != ERRCODE_UNDEFINED_OBJECT) ||
+		(edata->hint != NULL && strstr(edata->hint, PERM_SEARCH_PATH_HINT)))
+	{
+		/* not ours to explain, or explained already (a parallel worker) */
+		FreeErrorData(edata);
+		PG_RE_THROW();
+	}
+
+	/*
+	 * The parser's own hint for a missing function ("You might need to add
+	 * explicit type casts") stays first: it is right when the types are
+	 * wrong.
+	 */
+	if (edata->hint == NULL)
+		edata->hint = pstrdup(PERM_SEARCH_PATH_HINT);
+	else
+		edata->hint = psprintf("%s %s", edata->hint, PERM_SEARCH_PATH_HINT);
+	FlushErrorState();
+	ReThrowError(edata);
+}
+
+/*
+ * Run code(arg), the part of a maintenance command that evaluates heap's
+ * index expressions or predicate (the table scan, and anything that may
+ * read the index's expressions first, which inlines SQL functions), as
+ * heap's owner (become_table_owner), then return to the caller's user and
+ * settings.  An error that escapes code because a name was not found gets
+ * a hint saying that search_path was locked.
+ */
+void
+PermRunAsTableOwner(Relation heap, PermOwnerCode code, void *arg)
+{
+	SavedUser	saved;
+	MemoryContext cxt = CurrentMemoryContext;
+
+	become_table_owner(heap, &saved);
+	PG_TRY();
+	{
+		code(arg);
+	}
+	PG_CATCH();
+	{
+		rethrow_with_search_path_hint(cxt);
+	}
+	PG_END_TRY();
+	restore_user(&saved);
 }
 
 /*
@@ -117,6 +204,25 @@ read_rows(Relation heap, Relation index, Snapshot snapshot,
 						   tscan);
 }
 
+/* What PermReadRowsAsOwner reads, for read_rows_as_owner */
+typedef struct OwnerRead
+{
+	Relation	heap;
+	Relation	index;
+	Snapshot	snapshot;
+	IndexBuildCallback callback;
+	void	   *arg;
+} OwnerRead;
+
+/* PermRunAsTableOwner's code for PermReadRowsAsOwner */
+static void
+read_rows_as_owner(void *arg)
+{
+	OwnerRead  *r = (OwnerRead *) arg;
+
+	read_rows(r->heap, r->index, r->snapshot, r->callback, r->arg);
+}
+
 /*
  * read_rows for maintenance: as heap's owner, security-restricted, with
  * search_path locked
@@ -125,9 +231,12 @@ void
 PermReadRowsAsOwner(Relation heap, Relation index, Snapshot snapshot,
 					IndexBuildCallback callback, void *arg)
 {
-	PermSavedUser saved;
+	OwnerRead	r;
 
-	PermBecomeTableOwner(heap, &saved);
-	read_rows(heap, index, snapshot, callback, arg);
-	PermRestoreUser(&saved);
+	r.heap = heap;
+	r.index = index;
+	r.snapshot = snapshot;
+	r.callback = callback;
+	r.arg = arg;
+	PermRunAsTableOwner(heap, read_rows_as_owner, &r);
 }
