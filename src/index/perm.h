@@ -447,16 +447,6 @@ typedef struct PermState
 	uint32		inserts;		/* this backend's inserts, to space out
 								 * looks at the layout */
 
-	/*
-	 * The row this backend inserted last, in which transaction and
-	 * command: the exclusion check that follows an insert finds that row
-	 * itself, whose value it need not read back (permscan.c)
-	 */
-	bool		last_valid;
-	ItemPointerData last_tid;
-	uint64		last_fp;
-	TransactionId last_xid;
-	CommandId	last_cid;
 	BlockNumber nblocks;		/* the relation has at least this many blocks */
 	BlockNumber root[PERM_MAX_TABLES];
 	int			root_level[PERM_MAX_TABLES];

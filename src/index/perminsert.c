@@ -682,12 +682,5 @@ perminsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 		keys[t].extra = 0;
 	}
 	insert_row(index, state->layout.ntables, keys);
-
-	/* for the exclusion check that may follow (permscan.c) */
-	state->last_valid = true;
-	state->last_tid = *ht_ctid;
-	state->last_fp = fp;
-	state->last_xid = GetCurrentTransactionIdIfAny();
-	state->last_cid = GetCurrentCommandId(false);
 	return false;
 }

@@ -340,6 +340,148 @@ PermTidListAddRowsWithoutCode(Relation index, PermTidList *list,
 	PermStoreReadRowsWithoutCode(index, strategy, add_row_without_code, &r);
 }
 
+/*
+ * An exclusion constraint's check on 64-bit fingerprints, from the index's
+ * pages alone.  A match's key is its fingerprint, permuted: its distance
+ * from the new row's is exact, and the check need not read the row (which
+ * would compute the owner's index expression on a row the inserting role
+ * may not see; README.perm, "Security").  A key damaged in one table (a bit
+ * flipped, which no page check sees) could still make an innocent row
+ * conflict; so a match counts only when a second table holds the same
+ * fingerprint for the same TID.  Damage in one table then at worst hides a
+ * row from the check, as before.
+ */
+typedef struct CheckMatch
+{
+	ItemPointerData tid;
+	int			table;			/* the table it was found in */
+	uint64		fp;				/* its fingerprint, from that table's key */
+} CheckMatch;
+
+typedef struct CheckSearch
+{
+	PermSearchState *ss;		/* the probe: which table is being read */
+	const PermLayout *layout;
+	CheckMatch *matches;
+	int64		n;
+	int64		max;
+} CheckSearch;
+
+/* A table's key back to its fingerprint: the permutation undone */
+static uint64
+unpermute(const PermLayout *layout, int t, uint64 key)
+{
+	uint64		fp = 0;
+	int			i;
+
+	for (i = 0; i < 64; i++)
+		if ((key >> (63 - i)) & 1)
+			fp |= UINT64CONST(1) << layout->bits[t][i];
+	return fp;
+}
+
+/* Probe callback (the leaf is locked): remember the match and its table */
+static void
+check_collect(void *arg, ItemPointer tid, uint64 key, int distance)
+{
+	CheckSearch *cs = (CheckSearch *) arg;
+	CheckMatch *m;
+
+	if (cs->n == cs->max)
+	{
+		cs->max = Max(16, cs->max * 2);
+		cs->matches = cs->matches ?
+			repalloc_huge(cs->matches, cs->max * sizeof(CheckMatch)) :
+			palloc_extended(cs->max * sizeof(CheckMatch), MCXT_ALLOC_HUGE);
+	}
+	m = &cs->matches[cs->n++];
+	m->tid = *tid;
+	m->table = cs->ss->table;
+	m->fp = unpermute(cs->layout, cs->ss->table, key);
+}
+
+static int
+compare_check_matches(const void *a, const void *b)
+{
+	return ItemPointerCompare((ItemPointer) &((const CheckMatch *) a)->tid,
+							  (ItemPointer) &((const CheckMatch *) b)->tid);
+}
+
+/* Probe callback of the confirmation: is the entry the match's own? */
+static void
+confirm_collect(void *arg, ItemPointer tid, uint64 key, int distance)
+{
+	CheckMatch *m = (CheckMatch *) arg;
+
+	if (ItemPointerEquals(tid, &m->tid))
+		m->table = -1;			/* confirmed */
+}
+
+/*
+ * Every row within radius of center that two tables agree on, into found
+ * (TIDs, sorted, each once), in the current memory context; the leaves of
+ * the matches are kept pinned in pins (README.perm, "Exclusion
+ * constraints")
+ */
+void
+PermSearchConstraint(Relation index, uint64 center, int radius,
+					 PermTidList *found, PermPinList *pins)
+{
+	PermState  *state = PermGetState(index);
+	const PermLayout *layout = &state->layout;
+	PermSearchState ss;
+	CheckSearch cs;
+	PermQuery	q;
+	int64		i;
+	int			t;
+
+	q.center = center;
+	q.radius = radius;
+	for (t = 0; t < layout->ntables; t++)
+		q.key[t] = PermPermute(&state->perm[t], center);
+	memset(&cs, 0, sizeof(cs));
+	cs.ss = &ss;
+	cs.layout = layout;
+	ss.queries = &q;
+	ss.nqueries = 1;
+	ss.callback = check_collect;
+	ss.arg = &cs;
+	ss.pins = pins;
+	for (t = 0; t < layout->ntables; t++)
+	{
+		ss.table = t;
+		PermProbeNeighbours(index, &ss,
+							layout->prefix_bits[t],
+							radius <= layout->max_distance ? 0 :
+							PermPrefixFlips(layout->blocks, layout->max_distance,
+											radius),
+							false);
+	}
+	if (cs.n == 0)
+		return;
+	qsort(cs.matches, cs.n, sizeof(CheckMatch), compare_check_matches);
+	for (i = 0; i < cs.n; i++)
+	{
+		CheckMatch *m = &cs.matches[i];
+		int			u = (m->table + 1) % layout->ntables;
+
+		/* a row found in several tables: once, by the first that confirms */
+		if (found->n > 0 && ItemPointerEquals(&m->tid, &found->tids[found->n - 1]))
+			continue;
+		/* a second table's entry, looked up after the probes' locks */
+		if (u != m->table)
+		{
+			uint64		k = PermPermute(&state->perm[u], m->fp);
+
+			PermProbeRange(index, u, k, k, k, 0, 0, confirm_collect, m, NULL);
+			if (m->table != -1)
+				continue;		/* the tables disagree: a damaged key */
+		}
+		PermTidListAdd(found, CurrentMemoryContext, &m->tid);
+	}
+	pfree(cs.matches);
+}
+
 /* Callback of PermSearchCenter: collect the TIDs */
 static void
 center_collect(void *arg, ItemPointer tid, uint64 key, int distance)

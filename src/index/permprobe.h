@@ -154,6 +154,8 @@ extern PermStoreScan *PermStoreScanBegin(Relation index, const VarBit *center,
 extern bool PermStoreScanNext(PermStoreScan *ss, ItemPointer tid,
 							  int *distance);
 extern void PermRefuseScanWithoutTenant(Relation index);
+extern void PermSearchConstraint(Relation index, uint64 center, int radius,
+								 PermTidList *found, PermPinList *pins);
 extern void PermTidListAddRowsWithoutCode(Relation index, PermTidList *list,
 										  MemoryContext cxt,
 										  BufferAccessStrategy strategy);

@@ -127,44 +127,6 @@ wide_constraint_row_matches(IndexScanDesc scan, PermScanOpaque so,
 }
 
 /*
- * Does the row of a constraint check's match lie within the constraint's
- * radius of the new row's value?  Read under the check's (dirty) snapshot,
- * its fingerprint computed from the row as the executor computes the new
- * row's, so that a damaged key in the index cannot make an innocent row
- * conflict (README.perm, "Exclusion constraints").  A row no version of
- * which the snapshot sees is no conflict either: the executor would skip
- * it.  Called only for matches, which are few; but one of them is, after
- * an insert, the new row itself, which the executor then passes over.  Its
- * value is known without a read: the row this backend inserted last, in
- * this transaction and command, at this TID, with the value the check
- * looks for (no other row can hold that TID within one command).
- */
-SIMHASH_POPCNT
-static bool
-constraint_row_matches(IndexScanDesc scan, PermScanOpaque so)
-{
-	PermState  *state = PermGetState(scan->indexRelation);
-	uint64		center = DatumGetUInt64(scan->keyData[0].sk_argument);
-	uint64		fp;
-
-	if (scan->heapRelation == NULL)
-		return true;			/* not reached: the executor passes the table */
-	if (state->layout.width > 0)
-		return wide_constraint_row_matches(scan, so, state);
-	if (state->last_valid && state->last_fp == center &&
-		ItemPointerEquals(&state->last_tid, &scan->xs_heaptid) &&
-		state->last_xid == GetCurrentTransactionIdIfAny() &&
-		TransactionIdIsValid(state->last_xid) &&
-		state->last_cid == GetCurrentCommandId(false))
-		return true;
-	if (so->rows == NULL)
-		begin_row_reader(scan, so);
-	if (!PermRowReaderFetch(so->rows, &scan->xs_heaptid, scan->xs_snapshot, &fp))
-		return false;
-	return simhash_hamming(fp, center) <= PermConstraintRadius(scan, state);
-}
-
-/*
  * amgettuple: all matches are found on the first call, then handed out.
  *
  * The index cannot return fingerprints (no amcanreturn), so the planner
@@ -221,8 +183,21 @@ permgettuple(IndexScanDesc scan, ScanDirection dir)
 		if (PermGetState(scan->indexRelation)->layout.width > 0)
 			PermWideSearch(scan, collect_tid, so,
 						   so->keep_pins ? &so->pins : NULL);
+		else if (so->keep_pins)
+		{
+			/* the check of 64-bit fingerprints: from the keys alone */
+			MemoryContext old = MemoryContextSwitchTo(so->cxt);
+			PermState  *state = PermGetState(scan->indexRelation);
+
+			if (!(scan->keyData[0].sk_flags & SK_ISNULL))
+				PermSearchConstraint(scan->indexRelation,
+									 DatumGetUInt64(scan->keyData[0].sk_argument),
+									 PermConstraintRadius(scan, state),
+									 &so->matches, &so->pins);
+			MemoryContextSwitchTo(old);
+		}
 		else
-			PermSearch(scan, collect_tid, so, so->keep_pins ? &so->pins : NULL);
+			PermSearch(scan, collect_tid, so, NULL);
 		pgstat_count_index_scan(scan->indexRelation);
 
 		/* a row matching in several tables is returned once */
@@ -237,10 +212,15 @@ permgettuple(IndexScanDesc scan, ScanDirection dir)
 		/*
 		 * The executor checks the row's own fingerprint (README.perm),
 		 * except in a constraint's check: ~= has no radius of its own, so
-		 * the check's match is rechecked here.
+		 * the check's match is decided here, on 64-bit fingerprints from
+		 * the keys already (PermSearchConstraint), on bit(n) codes and
+		 * within a tenant on the row.
 		 */
 		scan->xs_recheck = !so->keep_pins;
-		if (so->keep_pins && !constraint_row_matches(scan, so))
+		if (so->keep_pins &&
+			PermGetState(scan->indexRelation)->layout.width > 0 &&
+			!wide_constraint_row_matches(scan, so,
+										 PermGetState(scan->indexRelation)))
 			continue;
 		return true;
 	}
