@@ -63,6 +63,33 @@ SET enable_seqscan = off;
 SELECT count(*) AS index_zeros FROM ck3 WHERE hamming_near(fp, '0000000000000000', 3);
 RESET enable_seqscan;
 
+-- An invalid index is not checked (amcheck refuses one too): what a failed
+-- CREATE INDEX CONCURRENTLY leaves may lack rows, or have no pages at all.
+-- Here the build's expression fails on one row.  REINDEX makes it valid.
+CREATE TABLE ck4 (id int, fp simhash64);
+INSERT INTO ck4 SELECT g, pseudo_fp(g) FROM generate_series(1, 100) g;
+CREATE FUNCTION ck_refuse(fp simhash64, id int) RETURNS simhash64
+  LANGUAGE plpgsql IMMUTABLE AS
+  $$ BEGIN IF id = 50 THEN RAISE EXCEPTION 'row % refused', id; END IF; RETURN fp; END $$;
+CREATE INDEX CONCURRENTLY ck4_fp ON ck4 USING simhash_perm (ck_refuse(fp, id));
+SELECT indisvalid FROM pg_index WHERE indexrelid = 'ck4_fp'::regclass;
+\set VERBOSITY default
+SELECT * FROM simhash_perm_check('ck4_fp');
+\set VERBOSITY terse
+SELECT * FROM simhash_perm_check('ck4_fp', heapallindexed => true);
+DELETE FROM ck4 WHERE id = 50;
+REINDEX INDEX ck4_fp;
+SELECT count(*), min(entries) FROM simhash_perm_check('ck4_fp', true) WHERE table_no >= 0;
+-- a built index marked invalid: simhash_perm_info still shows it, the
+-- check refuses it
+UPDATE pg_index SET indisvalid = false WHERE indexrelid = 'ck4_fp'::regclass;
+SELECT count(*), min(entries) FROM simhash_perm_info('ck4_fp');
+SELECT * FROM simhash_perm_check('ck4_fp');
+UPDATE pg_index SET indisvalid = true WHERE indexrelid = 'ck4_fp'::regclass;
+SELECT count(*) FROM simhash_perm_check('ck4_fp') WHERE table_no >= 0;
+DROP TABLE ck4;
+DROP FUNCTION ck_refuse(simhash64, int);
+
 -- bad arguments
 SELECT * FROM simhash_perm_check(0);
 SELECT * FROM simhash_perm_check('ck');

@@ -685,7 +685,8 @@ extern Buffer PermStoreReadPage(Relation index, BlockNumber from,
 								BufferAccessStrategy strategy);
 extern void PermStoreCheck(Relation index, bool nulls, int64 *pages,
 						   int64 *entries,
-						   void (*callback) (void *arg, ItemPointer tid,
+						   void (*callback) (void *arg, BlockNumber blkno,
+											 int entry, ItemPointer tid,
 											 const char *code),
 						   void *arg);
 

@@ -14,23 +14,39 @@
  * keys; a page may lack its downlink only when its left sibling is marked
  * as an incomplete split (README.perm, "WAL and crashes"); and that every
  * page lies in the current layout's blocks and carries its generation's
- * flag (the metapage's growth record, permgrow.c).  Every table must hold
- * the same number of entries.  With heapallindexed, every row that the
- * table scan of CREATE INDEX would index is looked up in every table (the
- * rows are collected, permuted and sorted per table, then merged with the
- * leaf level).  An index on bit(n) codes with a code store (permstore.c)
- * has its two chains walked and checked too (one output row each: table_no
- * -1 for the codes, -2 for the NULL codes), as many codes as table 0 has
- * entries, and with heapallindexed every row of the table in the store
- * with its code, or listed as a NULL code.  Collecting them evaluates the index's expressions
- * and predicate, which are the table owner's code: that runs as the owner,
- * in a security-restricted operation (PermRunAsTableOwner).
+ * flag (the metapage's growth record, permgrow.c).
+ *
+ * What can be known of the rows without reading one: every heap TID of a
+ * leaf or of the code store lies within the table (a block below its
+ * length, an offset a heap page can have); each table holds every indexed
+ * row once, so no TID twice within a table, and the same TIDs as table 0
+ * (the TIDs of each table are collected as block << 16 | offset, sorted,
+ * and compared with table 0's: an entry missing from one table, or one
+ * that points elsewhere, shows there even when the counts agree).  An index
+ * on bit(n) codes with a code store (permstore.c) has its two chains walked
+ * and checked too (one output row each: table_no -1 for the codes, where
+ * the store keeps them, -2 for the rows whose code is NULL, which every
+ * index built since 1.6 lists): no TID twice in them together, and the
+ * chain of codes holds exactly table 0's TIDs.
+ *
+ * With heapallindexed, every row that the table scan of CREATE INDEX would
+ * index is looked up in every table (the rows are collected, permuted and
+ * sorted per table, then merged with the leaf level), and in the store
+ * with its code, or listed as a NULL code.  Only this finds a row that no
+ * table holds, or an entry whose key or code is not its row's.  Collecting
+ * the rows evaluates the index's expressions and predicate, which are the
+ * table owner's code: that runs as the owner, in a security-restricted
+ * operation (PermRunAsTableOwner).
  *
  * The first problem found is an ERRCODE_INDEX_CORRUPTED error naming the
- * block.  The check holds ShareLock on the table and the index, so inserts
- * and VACUUM wait for it and the structure it walks cannot change.  Memory:
- * with heapallindexed, 30 bytes a row (the rows, and one table sorted);
- * on bit(n) codes, 8 bytes more per table (each row's key in every table,
+ * block, or the TID and where the index holds it.  An invalid index (what a
+ * failed CREATE INDEX CONCURRENTLY leaves) is not checked: it may lack rows
+ * by design.  The check holds ShareLock on the table and the index, so
+ * inserts and VACUUM wait for it, and neither the structure it walks nor
+ * the table's length can change.  Memory: 16 bytes an entry of one table
+ * (table 0's TIDs, kept, and the table being checked); with
+ * heapallindexed, 30 bytes a row more (the rows, and one table sorted), and
+ * on bit(n) codes 8 bytes more per table (each row's key in every table,
  * computed as permwide.c computes them).
  *
  * IDENTIFICATION
@@ -40,9 +56,11 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "access/table.h"
 #include "access/tableam.h"
 #include "catalog/index.h"
+#include "catalog/pg_am.h"
 #include "common/hashfn.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -62,6 +80,40 @@ PG_FUNCTION_INFO_V1(simhash_perm_check);
 #define ST_SCOPE static
 #define ST_DEFINE
 #include "lib/sort_template.h"
+
+#define ST_SORT sort_tids
+#define ST_ELEMENT_TYPE uint64
+#define ST_COMPARE(a, b) (*(a) < *(b) ? -1 : *(a) > *(b))
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
+
+/* A heap TID as one sortable number, and back */
+#define TID_PACK(tid) \
+	(((uint64) ItemPointerGetBlockNumberNoCheck(tid) << 16) | \
+	 ItemPointerGetOffsetNumberNoCheck(tid))
+#define TID_BLOCK(v)	((BlockNumber) ((v) >> 16))
+#define TID_OFFSET(v)	((OffsetNumber) ((v) & 0xFFFF))
+
+/* The heap TIDs of a table or of a chain of the code store, packed */
+typedef struct TidList
+{
+	uint64	   *tids;
+	int64		n;
+	int64		capacity;
+} TidList;
+
+/*
+ * What a heap TID may be, read once: the check's ShareLock keeps the table
+ * from growing (inserts) and shrinking (VACUUM) while it runs
+ */
+typedef struct HeapBounds
+{
+	const char *relname;
+	BlockNumber nblocks;
+	/* heap AM: TIDs are physical; others' need not be (below) */
+	bool		physical;
+} HeapBounds;
 
 /*
  * Rows as the code store holds them, or as the table does: for each, the
@@ -99,6 +151,8 @@ typedef struct TableCheck
 {
 	Relation	index;
 	int			table;
+	const HeapBounds *bounds;
+	TidList		tids;			/* the heap TIDs of the table's leaves */
 	int64		pages;
 	int64		entries;
 	int64		incomplete_splits;
@@ -114,6 +168,220 @@ corrupt(TableCheck *tc, BlockNumber blkno, const char *what)
 {
 	PermReportCorruption(tc->index, blkno,
 						 psprintf("Table %d: %s", tc->table, what));
+}
+
+/* Add a heap TID to a list */
+static void
+tid_list_add(TidList *list, ItemPointer tid)
+{
+	if (list->n == list->capacity)
+	{
+		list->capacity = Max(1024, list->capacity * 2);
+		list->tids = list->tids ?
+			repalloc_huge(list->tids, list->capacity * sizeof(uint64)) :
+			palloc_extended(list->capacity * sizeof(uint64), MCXT_ALLOC_HUGE);
+	}
+	list->tids[list->n++] = TID_PACK(tid);
+}
+
+/*
+ * Sort a list; return a TID it holds twice, or 0 (which no list holds: it
+ * is (0,0), whose offset 0 was refused as the TID was read)
+ */
+static uint64
+tid_list_sort(TidList *list)
+{
+	int64		i;
+
+	sort_tids(list->tids, list->n);
+	for (i = 1; i < list->n; i++)
+		if (list->tids[i] == list->tids[i - 1])
+			return list->tids[i];
+	return 0;
+}
+
+/*
+ * Compare two sorted lists: false if they hold the same TIDs; else *tid is
+ * the first (in TID order) that only one of them holds, *in_a whether a
+ */
+static bool
+tid_lists_differ(const TidList *a, const TidList *b, uint64 *tid, bool *in_a)
+{
+	int64		i = 0,
+				j = 0;
+
+	while (i < a->n && j < b->n && a->tids[i] == b->tids[j])
+		i++, j++;
+	if (i == a->n && j == b->n)
+		return false;
+	*in_a = j == b->n || (i < a->n && a->tids[i] < b->tids[j]);
+	*tid = *in_a ? a->tids[i] : b->tids[j];
+	return true;
+}
+
+/* Is there a TID that both sorted lists hold?  *tid is the first */
+static bool
+tid_lists_share(const TidList *a, const TidList *b, uint64 *tid)
+{
+	int64		i = 0,
+				j = 0;
+
+	while (i < a->n && j < b->n)
+	{
+		if (a->tids[i] == b->tids[j])
+		{
+			*tid = a->tids[i];
+			return true;
+		}
+		if (a->tids[i] < b->tids[j])
+			i++;
+		else
+			j++;
+	}
+	return false;
+}
+
+/*
+ * What is wrong with the heap TID of an entry, as the rest of a sentence
+ * starting "Entry N", or NULL.  The heap AM's TIDs name a page and a line
+ * pointer on it; other table AMs may map row numbers to TIDs of no page
+ * (Citus's columnar does), so for them only offset 0 is refused.
+ */
+static char *
+heap_tid_problem(const HeapBounds *bounds, ItemPointer tid)
+{
+	BlockNumber blk = ItemPointerGetBlockNumberNoCheck(tid);
+	OffsetNumber off = ItemPointerGetOffsetNumberNoCheck(tid);
+
+	if (off == InvalidOffsetNumber)
+		return psprintf("points to heap TID (%u,0), whose offset 0 is no row's",
+						blk);
+	if (bounds->physical && off > MaxHeapTuplesPerPage)
+		return psprintf("points to heap TID (%u,%u), past the %d line pointers a heap page can have",
+						blk, off, (int) MaxHeapTuplesPerPage);
+	if (bounds->physical && blk >= bounds->nblocks)
+		return psprintf("points to heap TID (%u,%u), past the end of table \"%s\" (%u blocks)",
+						blk, off, bounds->relname, bounds->nblocks);
+	return NULL;
+}
+
+/*
+ * Where a table's leaves hold heap TID tid, as "block 12 entry 5, ...".
+ * Only an error message needs it: the leaves are walked again rather than
+ * every entry's block kept.
+ */
+static char *
+leaves_holding(Relation index, int table, uint64 tid)
+{
+	StringInfoData where;
+	Buffer		buf = PermLeftmostPage(index, table, 0);
+	int64		steps = 0;
+
+	initStringInfo(&where);
+	for (;;)
+	{
+		Page		page = BufferGetPage(buf);
+		int			i;
+
+		for (i = 0; i < PermPageGetOpaque(page)->nentries; i++)
+		{
+			KeyTid		k;
+
+			PermPageReadKey(page, i, &k);
+			if (TID_PACK(&k.tid) == tid)
+				appendStringInfo(&where, "%sblock %u entry %d",
+								 where.len > 0 ? ", " : "",
+								 BufferGetBlockNumber(buf), i);
+		}
+		if (PermPageIsRightmost(page))
+			break;
+		buf = PermStepRight(index, buf, BUFFER_LOCK_SHARE, &steps);
+	}
+	UnlockReleaseBuffer(buf);
+	return where.data;
+}
+
+/* Callback of PermStoreCheck for store_holding: note where tid lies */
+typedef struct StoreFind
+{
+	uint64		tid;
+	StringInfoData where;
+} StoreFind;
+
+static void
+find_store_entry(void *arg, BlockNumber blkno, int entry, ItemPointer tid,
+				 const char *code)
+{
+	StoreFind  *f = (StoreFind *) arg;
+
+	if (TID_PACK(tid) == f->tid)
+		appendStringInfo(&f->where, "%sblock %u entry %d (%s)",
+						 f->where.len > 0 ? ", " : "", blkno, entry,
+						 code ? "codes" : "NULL codes");
+}
+
+/* Where the code store holds heap TID tid, as leaves_holding says it */
+static char *
+store_holding(Relation index, uint64 tid)
+{
+	StoreFind	f;
+	int64		pages,
+				entries;
+
+	f.tid = tid;
+	initStringInfo(&f.where);
+	PermStoreCheck(index, false, &pages, &entries, find_store_entry, &f);
+	PermStoreCheck(index, true, &pages, &entries, find_store_entry, &f);
+	return f.where.data;
+}
+
+/* Sort a table's TIDs: none may come twice */
+static void
+check_table_twice(TableCheck *tc)
+{
+	uint64		tid = tid_list_sort(&tc->tids);
+
+	if (tid != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" holds heap TID (%u,%u) twice in table %d",
+						RelationGetRelationName(tc->index),
+						TID_BLOCK(tid), TID_OFFSET(tid), tc->table),
+				 errdetail("Leaf entries: %s.",
+						   leaves_holding(tc->index, tc->table, tid)),
+				 errhint("Please REINDEX it.")));
+}
+
+/*
+ * A table's sorted TIDs against table 0's (tids0), of which it has as many:
+ * the same ones
+ */
+static void
+check_table_same(TableCheck *tc, const TidList *tids0)
+{
+	Relation	index = tc->index;
+	uint64		tid;
+	bool		in_table;
+
+	if (!tid_lists_differ(&tc->tids, tids0, &tid, &in_table))
+		return;
+	if (in_table)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" holds heap TID (%u,%u) in table %d but not in table 0",
+						RelationGetRelationName(index),
+						TID_BLOCK(tid), TID_OFFSET(tid), tc->table),
+				 errdetail("Table %d holds it at %s; its entry count is table 0's, so it lacks one of table 0's rows.",
+						   tc->table, leaves_holding(index, tc->table, tid)),
+				 errhint("Please REINDEX it.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("index \"%s\" holds heap TID (%u,%u) in table 0 but not in table %d",
+					RelationGetRelationName(index),
+					TID_BLOCK(tid), TID_OFFSET(tid), tc->table),
+			 errdetail("Table 0 holds it at %s; table %d has as many entries, so one of them is not a row of table 0.",
+					   leaves_holding(index, 0, tid), tc->table),
+			 errhint("Please REINDEX it.")));
 }
 
 /* The error for a heap row that a table of the index lacks */
@@ -150,11 +418,44 @@ store_rows_add(PermStoreRows *sr, ItemPointer tid, const char *code)
 	sr->rows[sr->n++] = rec;
 }
 
-/* Callback of PermStoreCheck: collect one entry of the store */
-static void
-collect_store_entry(void *arg, ItemPointer tid, const char *code)
+/* The walk of the code store's chains */
+typedef struct StoreWalk
 {
-	store_rows_add((PermStoreRows *) arg, tid, code);
+	Relation	index;
+	const HeapBounds *bounds;
+	TidList		tids[2];		/* [0] the chain of codes, [1] NULL codes */
+	PermStoreRows *rows;		/* heapallindexed: the entries with codes */
+} StoreWalk;
+
+/* Callback of PermStoreCheck: check and collect one entry of the store */
+static void
+collect_store_entry(void *arg, BlockNumber blkno, int entry, ItemPointer tid,
+					const char *code)
+{
+	StoreWalk  *walk = (StoreWalk *) arg;
+	char	   *problem = heap_tid_problem(walk->bounds, tid);
+
+	if (problem)
+		PermReportCorruption(walk->index, blkno,
+							 psprintf("Entry %d of the code store's chain of %s %s.",
+									  entry, code ? "codes" : "NULL codes",
+									  problem));
+	tid_list_add(&walk->tids[code ? 0 : 1], tid);
+	if (walk->rows)
+		store_rows_add(walk->rows, tid, code);
+}
+
+/* The error for a heap TID that the code store holds twice */
+static void
+store_twice(Relation index, uint64 tid)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("index \"%s\" holds heap TID (%u,%u) twice in its code store",
+					RelationGetRelationName(index),
+					TID_BLOCK(tid), TID_OFFSET(tid)),
+			 errdetail("Entries: %s.", store_holding(index, tid)),
+			 errhint("Please REINDEX it.")));
 }
 
 /* Order of rows of the store: TID, then code, then NULL last */
@@ -173,30 +474,39 @@ compare_store_rows(const void *a, const void *b)
 }
 
 /*
- * Check the store (permstore.c): its chains, page by page; the codes, where
- * it keeps them, as many as table 0 holds entries; with heap rows, every
- * row of the table is in the store with its code (where it keeps codes) or
- * as a row without a code.  Emits one row for the codes (table_no -1, where
- * kept) and one for the rows whose code is NULL (-2).
+ * Check the store (permstore.c): its chains, page by page, each entry's
+ * heap TID within the table, no TID twice in the two chains; where it
+ * keeps codes, as many as table 0 holds entries and exactly table 0's TIDs
+ * (tids0, sorted); with heap rows, every row of the table is in the store
+ * with its code (where it keeps codes) or as a row without a code.  Emits
+ * one row for the codes (table_no -1, where kept) and one for the rows
+ * whose code is NULL (-2).
  */
 static void
-check_store(Relation index, int64 entries0, PermStoreRows *heap,
+check_store(Relation index, int64 entries0, const TidList *tids0,
+			const HeapBounds *bounds, PermStoreRows *heap,
 			ReturnSetInfo *rsinfo, MemoryContext outcxt)
 {
 	PermStoreRows store = {0};
+	StoreWalk	walk = {0};
 	int64		pages[2],
 				entries[2];
 	int64		i,
 				j;
 	int			c;
+	uint64		tid;
+	bool		in_store;
 
 	store.words = PermStoreWords(PermGetState(index)->store.width);
+	walk.index = index;
+	walk.bounds = bounds;
+	walk.rows = heap ? &store : NULL;
 	pages[0] = entries[0] = 0;
 	if (PermGetState(index)->has_codes)
 		PermStoreCheck(index, false, &pages[0], &entries[0],
-					   heap ? collect_store_entry : NULL, &store);
-	PermStoreCheck(index, true, &pages[1], &entries[1],
-				   heap ? collect_store_entry : NULL, &store);
+					   collect_store_entry, &walk);
+	PermStoreCheck(index, true, &pages[1], &entries[1], collect_store_entry,
+				   &walk);
 	if (PermGetState(index)->has_codes && entries[0] != entries0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
@@ -204,6 +514,49 @@ check_store(Relation index, int64 entries0, PermStoreRows *heap,
 						RelationGetRelationName(index),
 						(long long) entries[0], (long long) entries0),
 				 errhint("An insert that failed part-way leaves entries in some tables only, until VACUUM removes them: VACUUM the table and check again.  Otherwise REINDEX the index.")));
+
+	/* one entry a row, in one chain or the other */
+	for (c = 0; c < 2; c++)
+		if ((tid = tid_list_sort(&walk.tids[c])) != 0)
+			store_twice(index, tid);
+	if (tid_lists_share(&walk.tids[0], &walk.tids[1], &tid))
+		store_twice(index, tid);
+	/* a row is in the tables or listed without a code, never both */
+	if (tid_lists_share(&walk.tids[1], tids0, &tid))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" lists heap TID (%u,%u) as a row without a code, but table 0 holds it too",
+						RelationGetRelationName(index),
+						TID_BLOCK(tid), TID_OFFSET(tid)),
+				 errdetail("The store holds it at %s; table 0 at %s.",
+						   store_holding(index, tid),
+						   leaves_holding(index, 0, tid)),
+				 errhint("Please REINDEX it.")));
+	if (PermGetState(index)->has_codes &&
+		tid_lists_differ(&walk.tids[0], tids0, &tid, &in_store))
+	{
+		if (in_store)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("index \"%s\" holds heap TID (%u,%u) in its code store but not in table 0",
+							RelationGetRelationName(index),
+							TID_BLOCK(tid), TID_OFFSET(tid)),
+					 errdetail("The store holds it at %s; it has as many codes as table 0 has entries, so it lacks one of table 0's rows.",
+							   store_holding(index, tid)),
+					 errhint("Please REINDEX it.")));
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" holds heap TID (%u,%u) in table 0 but not in its code store",
+						RelationGetRelationName(index),
+						TID_BLOCK(tid), TID_OFFSET(tid)),
+				 errdetail("Table 0 holds it at %s; the store has as many codes, so one of them is not a row of table 0.",
+						   leaves_holding(index, 0, tid)),
+				 errhint("Please REINDEX it.")));
+	}
+	for (c = 0; c < 2; c++)
+		if (walk.tids[c].tids)
+			pfree(walk.tids[c].tids);
+
 	if (heap)
 	{
 		qsort(heap->rows, heap->n, sizeof(KeyTid), compare_store_rows);
@@ -345,6 +698,20 @@ check_entries(TableCheck *tc, Buffer buf, const KeyTid *low, KeyTid *prev,
 		/* the first downlink of a leftmost page stands for minus infinity */
 		if (!leaf && i == 0 && low == NULL)
 			continue;
+
+		/*
+		 * A leaf's TIDs are rows' (an internal page's are copies of keys
+		 * that may outlive their rows, and the table may have been
+		 * truncated after them)
+		 */
+		if (leaf)
+		{
+			char	   *problem = heap_tid_problem(tc->bounds, &k.tid);
+
+			if (problem)
+				corrupt(tc, blkno, psprintf("Entry %d %s.", i, problem));
+			tid_list_add(&tc->tids, &k.tid);
+		}
 		if (i < opaque->nsorted)
 		{
 			if (*have_prev && PermCompareKeys(prev, &k) >= 0)
@@ -570,6 +937,8 @@ simhash_perm_check(PG_FUNCTION_ARGS)
 	int			ntables;
 	int			t;
 	int64		entries0 = -1;
+	TidList		tids0 = {0};
+	HeapBounds	bounds;
 	HeapRows	rows = {0};
 	PermPermutation *perm = NULL;
 	MemoryContext cxt,
@@ -577,7 +946,23 @@ simhash_perm_check(PG_FUNCTION_ARGS)
 
 	InitMaterializedSRF(fcinfo, 0);
 	index = PermOpenIndexForInspection(indexoid, ShareLock, &heap);
+
+	/*
+	 * An index that a failed CREATE INDEX CONCURRENTLY left invalid may lack
+	 * rows by design, and queries do not use it: there is nothing to prove.
+	 * (simhash_perm_info still shows it.)
+	 */
+	if (!index->rd_index->indisvalid)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot check index \"%s\"",
+						RelationGetRelationName(index)),
+				 errdetail("Index is not valid."),
+				 errhint("REINDEX INDEX rebuilds it and makes it valid; or drop it.")));
 	PermNoteWhatReindexBrings(index);
+	bounds.relname = RelationGetRelationName(heap);
+	bounds.nblocks = RelationGetNumberOfBlocks(heap);
+	bounds.physical = heap->rd_rel->relam == HEAP_TABLE_AM_OID;
 
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash_perm_check",
 								ALLOCSET_DEFAULT_SIZES);
@@ -621,6 +1006,14 @@ simhash_perm_check(PG_FUNCTION_ARGS)
 
 		tc.index = index;
 		tc.table = t;
+		tc.bounds = &bounds;
+		if (t > 0)
+		{
+			/* a sound table holds as many TIDs as table 0 */
+			tc.tids.capacity = Max(tids0.n, 1);
+			tc.tids.tids = palloc_extended(tc.tids.capacity * sizeof(uint64),
+										   MCXT_ALLOC_HUGE);
+		}
 		if (heapallindexed)
 		{
 			int64		i;
@@ -644,6 +1037,8 @@ simhash_perm_check(PG_FUNCTION_ARGS)
 		if (tc.heap_keys)
 			pfree(tc.heap_keys);
 
+		/* no TID twice; then as many entries as table 0, and its TIDs */
+		check_table_twice(&tc);
 		if (entries0 < 0)
 			entries0 = tc.entries;
 		else if (tc.entries != entries0)
@@ -653,6 +1048,14 @@ simhash_perm_check(PG_FUNCTION_ARGS)
 							RelationGetRelationName(index),
 							(long long) tc.entries, t, (long long) entries0),
 					 errhint("An insert that failed part-way leaves entries in some tables only, until VACUUM removes them: VACUUM the table and check again.  Otherwise REINDEX the index.")));
+		if (t == 0)
+			tids0 = tc.tids;
+		else
+		{
+			check_table_same(&tc, &tids0);
+			if (tc.tids.tids)
+				pfree(tc.tids.tids);
+		}
 
 		values[0] = Int32GetDatum(t);
 		values[1] = Int32GetDatum(tables[t].root_level + 1);
@@ -665,8 +1068,8 @@ simhash_perm_check(PG_FUNCTION_ARGS)
 	}
 
 	if (PermGetState(index)->has_store)
-		check_store(index, entries0, heapallindexed ? rows.store : NULL, rsinfo,
-					oldcxt);
+		check_store(index, entries0, &tids0, &bounds,
+					heapallindexed ? rows.store : NULL, rsinfo, oldcxt);
 
 	MemoryContextSwitchTo(oldcxt);
 	MemoryContextDelete(cxt);

@@ -756,12 +756,14 @@ PermStoreVacuum(Relation index, BufferAccessStrategy strategy,
  * simhash_perm_check's part: walk one chain, checking every page, that
  * the chain ends where the metapage says, and (codes) that no entry has a
  * bit set beyond the width; *pages and *entries count them.  callback, if
- * not NULL, sees every entry: its TID and its code's words (NULL for the
- * chain of NULL codes).  The caller holds a lock that keeps writers out.
+ * not NULL, sees every entry: its block and number in the page (for the
+ * caller's own reports), its TID and its code's words (NULL for the chain
+ * of NULL codes).  The caller holds a lock that keeps writers out.
  */
 void
 PermStoreCheck(Relation index, bool nulls, int64 *pages, int64 *entries,
-			   void (*callback) (void *arg, ItemPointer tid, const char *code),
+			   void (*callback) (void *arg, BlockNumber blkno, int entry,
+								 ItemPointer tid, const char *code),
 			   void *arg)
 {
 	Buffer		metabuf = PermReadMetaPage(index, BUFFER_LOCK_SHARE);
@@ -822,7 +824,7 @@ PermStoreCheck(Relation index, bool nulls, int64 *pages, int64 *entries,
 												  i, width));
 			}
 			if (callback)
-				callback(arg, &tid, nulls ? NULL : e);
+				callback(arg, blkno, i, &tid, nulls ? NULL : e);
 		}
 		from = blkno;
 		blkno = PermPageGetOpaque(page)->rightlink;
