@@ -69,6 +69,7 @@ typedef struct PermScanOpaqueData
 	int			nqueries;
 	bool		order_null;		/* ORDER BY fp <-> NULL: no order at all */
 	bool		recheck_order;	/* the executor recomputes each distance */
+	BlockNumber heap_nblocks;	/* the table had at least this many blocks */
 	int			cap;
 	int			complete;
 	int			emitted;

@@ -28,8 +28,10 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "access/relscan.h"
 #include "access/xact.h"
+#include "catalog/pg_am.h"
 #include "nodes/tidbitmap.h"
 #include "pgstat.h"
 #include "utils/memutils.h"
@@ -134,10 +136,56 @@ wide_constraint_row_matches(IndexScanDesc scan, PermScanOpaque so,
  * all (count(*) over a scan without qual); such a scan still wants an index
  * tuple, and gets one whose column is NULL.
  */
+static bool gettuple(IndexScanDesc scan, PermScanOpaque so);
+
+/*
+ * A heap TID from the index's pages, before the executor reads it: within
+ * the table and an offset a heap page can have.  A damaged entry would
+ * otherwise reach the heap as a read past the end of the table ("could not
+ * open file ... previous segment is only N blocks", XX000) or trip an
+ * assertion; it is the index's damage, reported as such.  The table's
+ * length is looked up again only when a TID lies beyond the last one seen
+ * (the table may have grown since).
+ */
+static void
+check_heap_tid(IndexScanDesc scan, PermScanOpaque so)
+{
+	ItemPointer tid = &scan->xs_heaptid;
+	BlockNumber blkno = ItemPointerGetBlockNumberNoCheck(tid);
+	OffsetNumber off = ItemPointerGetOffsetNumberNoCheck(tid);
+
+	if (blkno >= so->heap_nblocks && scan->heapRelation != NULL &&
+		scan->heapRelation->rd_rel->relam == HEAP_TABLE_AM_OID)
+		so->heap_nblocks = RelationGetNumberOfBlocks(scan->heapRelation);
+	if (off == InvalidOffsetNumber || off > MaxHeapTuplesPerPage ||
+		(blkno >= so->heap_nblocks && scan->heapRelation != NULL &&
+		 scan->heapRelation->rd_rel->relam == HEAP_TABLE_AM_OID))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" points to heap TID (%u,%u), which table \"%s\" cannot hold",
+						RelationGetRelationName(scan->indexRelation),
+						blkno, off,
+						scan->heapRelation ?
+						RelationGetRelationName(scan->heapRelation) : "?"),
+				 errdetail("The table has %u blocks of at most %d items.",
+						   so->heap_nblocks, (int) MaxHeapTuplesPerPage),
+				 errhint("Please REINDEX it.")));
+}
+
 bool
 permgettuple(IndexScanDesc scan, ScanDirection dir)
 {
 	PermScanOpaque so = (PermScanOpaque) scan->opaque;
+
+	if (!gettuple(scan, so))
+		return false;
+	check_heap_tid(scan, so);
+	return true;
+}
+
+static bool
+gettuple(IndexScanDesc scan, PermScanOpaque so)
+{
 
 	if (scan->xs_want_itup && scan->xs_itup == NULL)
 	{

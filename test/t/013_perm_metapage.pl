@@ -414,6 +414,40 @@ for my $sc (@SCENARIOS)
 	$damaged_fields{$idx}++;
 }
 
+# An index built before simhash 1.6: its metapage ends at the growth
+# record (64-bit) or the code record (bit(n)), with no store record (the
+# pages of the store are then reached by nothing, as an earlier version's
+# index has none).  It answers what its pages hold; the planner leaves it
+# out of the ordered scans that would need the list of rows without a code
+# or the code store, the inspection functions say REINDEX brings them, and
+# REINDEX does.
+my %OLD_ORDER = (
+	f_idx => q{SELECT id FROM f ORDER BY fp <-> pseudo_fp(3)},
+	w_idx => q{SELECT id FROM w ORDER BY code <-> code(3) LIMIT 10});
+for my $idx (sort keys %OLD_ORDER)
+{
+	my $end = $idx eq 'f_idx' ?
+	  growth_off($meta{$idx}, 'magic') + $GROWTH_SIZE :
+	  code_off($meta{$idx}, 'magic') + $CODE_SIZE;
+	patch_file($idx, [ 12, 'v', $end ]);
+	$node->start;
+	is($node->safe_psql('postgres', $INDEX_ONLY . $QUERY{$idx}), $truth{$idx},
+		"$idx as built before 1.6: its radius query answers like a sequential scan");
+	unlike($node->safe_psql('postgres', "$INDEX_ONLY EXPLAIN (COSTS OFF) " . $OLD_ORDER{$idx}),
+		qr/Index Scan using $idx/, "$idx as built before 1.6: not planned for ORDER BY");
+	my ($rc, $out, $err) = try_sql("SELECT count(*) FROM simhash_perm_info('$idx')");
+	like($err, qr/NOTICE:  00000: index "$idx" was built before simhash 1\.6/,
+		"$idx as built before 1.6: simhash_perm_info says so");
+	like($err, qr/HINT:  REINDEX the index\./, "$idx as built before 1.6: and that REINDEX brings it");
+	($rc, $out, $err) = try_sql("SELECT count(*) FROM simhash_perm_check('$idx') WHERE table_no >= 0");
+	is($rc, 0, "$idx as built before 1.6: passes the check");
+	like($err, qr/was built before simhash 1\.6/, "$idx as built before 1.6: which says so too");
+	$node->safe_psql('postgres', "REINDEX INDEX $idx");
+	like($node->safe_psql('postgres', "$INDEX_ONLY EXPLAIN (COSTS OFF) " . $OLD_ORDER{$idx}),
+		qr/Index Scan using $idx/, "$idx: after REINDEX, planned for ORDER BY again");
+	$node->stop;
+}
+
 # every index is whole again, and was damaged in several ways
 $node->start;
 for my $idx (sort keys %QUERY)
