@@ -320,12 +320,29 @@ RESET enable_seqscan;
 RESET enable_sort;
 RESET search_path;
 RESET ROLE;
+-- a role with INSERT only, into a table whose exclusion constraint is on
+-- the owner's function: the check compares stored 64-bit keys and reads no
+-- stored row (permprobe.c, PermSearchConstraint); the 20 new rows pass,
+-- the near-copy of a stored row is refused
+CREATE TABLE sec_rlsx (id int, body text,
+	EXCLUDE USING simhash_perm (sec_norm(body) WITH ~=) WITH (radius = 3));
+INSERT INTO sec_rlsx SELECT g, 'Hidden page ' || g || ' of the site, kept' FROM generate_series(1, 80) g;
+ALTER TABLE sec_rlsx OWNER TO regress_simhash_owner;
+GRANT INSERT ON sec_rlsx TO regress_simhash_reader;
+SET ROLE regress_simhash_reader;
+SET search_path = regress_rls, pg_catalog, public;
+INSERT INTO sec_rlsx SELECT 1000 + g, 'Page ' || (1000 + g) || ' of the site' FROM generate_series(1, 20) g;
+INSERT INTO sec_rlsx VALUES (2000, 'HIDDEN PAGE 7 OF THE SITE, KEPT');
+RESET search_path;
+RESET ROLE;
+SELECT count(*) AS rows FROM sec_rlsx;
 -- the reader's lower() saw visible bodies only (the sequential scans'),
--- never a hidden one
+-- and the bodies it inserted itself, never a hidden or stored one (what
+-- the refused statement recorded went with it)
 SELECT count(*) FILTER (WHERE t LIKE 'Hidden%') AS hidden_bodies_received,
 	   count(*) FILTER (WHERE t LIKE 'Page%') > 0 AS visible_bodies_received
   FROM regress_rls.got;
-DROP TABLE sec_rls64, sec_rlst, sec_rlsw;
+DROP TABLE sec_rls64, sec_rlst, sec_rlsw, sec_rlsx;
 DROP FUNCTION sec_rls_table(text, text), sec_same_answer(text);
 DROP SCHEMA regress_rls CASCADE;
 
