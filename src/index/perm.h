@@ -644,6 +644,7 @@ extern void permcostestimate(struct PlannerInfo *root, struct IndexPath *path,
 							 double loop_count, Cost *indexStartupCost,
 							 Cost *indexTotalCost, Selectivity *indexSelectivity,
 							 double *indexCorrelation, double *indexPages);
+extern bool PermPathTenantEqualities(struct IndexPath *path, List **quals);
 extern void PermSampleNearPairs(Relation index, int k, double *pairs);
 
 /* permvalidate.c */

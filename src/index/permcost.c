@@ -156,17 +156,18 @@ order_rows_wanted(PlannerInfo *root, double rows)
  * whole tables and nearly every row: the sequential scan wins.
  */
 /*
- * The rows of the tenant a path's equalities on the leading columns name:
- * the index's rows times their selectivity; -1 when a leading column has
- * none (the scan reads the whole table: permwidescan.c)
+ * The equality clauses of a path on the leading columns (those before the
+ * code), into *quals; false when a leading column has none (the index
+ * refuses such a scan: permwidescan.c, and the planner never builds one:
+ * src/planner/scanpaths.c)
  */
-static double
-tenant_rows(PlannerInfo *root, IndexPath *path, double rows)
+bool
+PermPathTenantEqualities(IndexPath *path, List **quals)
 {
 	IndexOptInfo *index = path->indexinfo;
-	List	   *quals = NIL;
 	int			col;
 
+	*quals = NIL;
 	for (col = 0; col < index->nkeycolumns - 1; col++)
 	{
 		bool		found = false;
@@ -188,17 +189,33 @@ tenant_rows(PlannerInfo *root, IndexPath *path, double rows)
 											 index->opfamily[col]) ==
 					PERM_EQUAL_STRATEGY)
 				{
-					quals = lappend(quals, rinfo);
+					*quals = lappend(*quals, rinfo);
 					found = true;
 				}
 			}
 		}
 		if (!found)
-			return -1;
+			return false;
 	}
+	return true;
+}
+
+/*
+ * The rows of the tenant a path's equalities on the leading columns name:
+ * the index's rows times their selectivity; -1 when a leading column has
+ * none
+ */
+static double
+tenant_rows(PlannerInfo *root, IndexPath *path, double rows)
+{
+	List	   *quals;
+
+	if (!PermPathTenantEqualities(path, &quals))
+		return -1;
 	if (quals == NIL)
 		return rows;
-	return Max(1.0, rows * clauselist_selectivity(root, quals, index->rel->relid,
+	return Max(1.0, rows * clauselist_selectivity(root, quals,
+												  path->indexinfo->rel->relid,
 												  JOIN_INNER, NULL));
 }
 

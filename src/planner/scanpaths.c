@@ -44,52 +44,11 @@
 #include "nodes/pathnodes.h"
 #include "optimizer/pathnode.h"
 #include "optimizer/paths.h"
-#include "utils/lsyscache.h"
 
 #include "index/perm.h"
 #include "planner/scanpaths.h"
 
 static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
-
-/*
- * Is every leading column of the index path's index (those before the
- * code) compared by its equality?  Otherwise the scan cannot be confined
- * to a tenant's key range, and the index refuses it (permwidescan.c).
- */
-static bool
-has_every_tenant_equality(IndexPath *ipath)
-{
-	IndexOptInfo *index = ipath->indexinfo;
-	int			col;
-
-	for (col = 0; col < index->nkeycolumns - 1; col++)
-	{
-		bool		found = false;
-		ListCell   *lc;
-
-		foreach(lc, ipath->indexclauses)
-		{
-			IndexClause *ic = lfirst_node(IndexClause, lc);
-			ListCell   *lq;
-
-			if (ic->indexcol != col)
-				continue;
-			foreach(lq, ic->indexquals)
-			{
-				Expr	   *clause = lfirst_node(RestrictInfo, lq)->clause;
-
-				if (IsA(clause, OpExpr) &&
-					get_op_opfamily_strategy(((OpExpr *) clause)->opno,
-											 index->opfamily[col]) ==
-					PERM_EQUAL_STRATEGY)
-					found = true;
-			}
-		}
-		if (!found)
-			return false;
-	}
-	return true;
-}
 
 /*
  * Does the relation have quals of row-level security (or of a security
@@ -140,6 +99,7 @@ unanswerable_scan(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte,
 	Relation	irel;
 	PermState  *state;
 	bool		drop = false;
+	List	   *equalities;
 
 	if ((void *) index->amcostestimate != (void *) permcostestimate)
 		return false;
@@ -150,7 +110,7 @@ unanswerable_scan(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte,
 	}
 	if (!ordered && !code_qual)
 		return true;
-	if (index->nkeycolumns > 1 && !has_every_tenant_equality(ipath))
+	if (index->nkeycolumns > 1 && !PermPathTenantEqualities(ipath, &equalities))
 		return true;
 	if (!ordered)
 		return false;
