@@ -313,8 +313,8 @@ SELECT sec_same_answer($$SELECT id, sec_norm(body) <-> simhash('page 3 of the si
 -- a code from the list (every tenant's, each rechecked by the executor on
 -- site = 1, which is leakproof)
 SELECT sec_same_answer($$SELECT id, sec_norm(body) <-> simhash('page 3 of the site') AS d FROM sec_rlst WHERE site = 1 ORDER BY sec_norm(body) <-> simhash('page 3 of the site')$$);
--- the nearest-neighbour scan of bit(n) codes reads candidate rows to learn
--- their distance: not planned on a table with row-level security
+-- the nearest-neighbour scan of bit(n) codes reads each candidate's code
+-- from the code store, not from its row: planned on the index
 SELECT sec_same_answer($$SELECT id, sec_code(body) <-> simhash128('page 3 of the site') AS d FROM sec_rlsw ORDER BY sec_code(body) <-> simhash128('page 3 of the site') LIMIT 150$$);
 RESET enable_seqscan;
 RESET enable_sort;
@@ -336,13 +336,28 @@ INSERT INTO sec_rlsx VALUES (2000, 'HIDDEN PAGE 7 OF THE SITE, KEPT');
 RESET search_path;
 RESET ROLE;
 SELECT count(*) AS rows FROM sec_rlsx;
+-- the same on bit(128) codes at radius 16: the check's candidates (their
+-- keys near the new row's) are decided on the codes of the code store
+CREATE TABLE sec_rlsxw (id int, body text,
+	EXCLUDE USING simhash_perm (sec_code(body) WITH ~=) WITH (width = 128, radius = 16));
+INSERT INTO sec_rlsxw SELECT g, 'Hidden ' || md5(g::text) || ' ' || md5((-g)::text) FROM generate_series(1, 80) g;
+ALTER TABLE sec_rlsxw OWNER TO regress_simhash_owner;
+GRANT INSERT ON sec_rlsxw TO regress_simhash_reader;
+SET ROLE regress_simhash_reader;
+SET search_path = regress_rls, pg_catalog, public;
+INSERT INTO sec_rlsxw SELECT 1000 + g, 'Mine ' || md5((1000 + g)::text) || ' ' || md5((-1000 - g)::text)
+  FROM generate_series(1, 20) g;
+INSERT INTO sec_rlsxw VALUES (2000, 'HIDDEN ' || upper(md5('7')) || ' ' || md5('-7'));
+RESET search_path;
+RESET ROLE;
+SELECT count(*) AS rows FROM sec_rlsxw;
 -- the reader's lower() saw visible bodies only (the sequential scans'),
 -- and the bodies it inserted itself, never a hidden or stored one (what
 -- the refused statement recorded went with it)
 SELECT count(*) FILTER (WHERE t LIKE 'Hidden%') AS hidden_bodies_received,
 	   count(*) FILTER (WHERE t LIKE 'Page%') > 0 AS visible_bodies_received
   FROM regress_rls.got;
-DROP TABLE sec_rls64, sec_rlst, sec_rlsw, sec_rlsx;
+DROP TABLE sec_rls64, sec_rlst, sec_rlsw, sec_rlsx, sec_rlsxw;
 DROP FUNCTION sec_rls_table(text, text), sec_same_answer(text);
 DROP SCHEMA regress_rls CASCADE;
 

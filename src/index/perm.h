@@ -444,6 +444,9 @@ typedef struct PermState
 								 * without leading columns) */
 	PermMetaStore store;		/* as the metapage had it when read; the
 								 * chains' ends may have moved on since */
+	struct PermStoreDir *storedir;	/* the pages of the chain of codes and
+									 * their TIDs' ranges (permstore.c),
+									 * NULL until a lookup */
 	uint32		inserts;		/* this backend's inserts, to space out
 								 * looks at the layout */
 
@@ -678,6 +681,8 @@ extern void PermStoreReadRowsWithoutCode(Relation index,
 										 BufferAccessStrategy strategy,
 										 void (*callback) (void *arg, ItemPointer tid),
 										 void *arg);
+extern bool PermStoreFindCode(Relation index, ItemPointer tid, char *words);
+extern VarBit *PermStoreCodeBits(Relation index, ItemPointer tid);
 extern void PermStoreVacuum(Relation index, BufferAccessStrategy strategy,
 							IndexBulkDeleteCallback callback,
 							void *callback_state);

@@ -665,13 +665,18 @@ perminsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 			keys[t].tid = *ht_ctid;
 			keys[t].extra = extras[t];
 		}
-		insert_row(index, state->layout.ntables, keys);
+		/*
+		 * the code store first: a scan or a constraint's check that finds
+		 * the row in a table then finds its code in the store
+		 * (PermStoreFindCode)
+		 */
 		if (state->has_codes)
 		{
 			VarBit	   *code = DatumGetVarBitP(values[PermCodeColumn(index)]);
 
 			PermStoreAppend(index, ht_ctid, code);
 		}
+		insert_row(index, state->layout.ntables, keys);
 		return false;
 	}
 	fp = (uint64) DatumGetInt64(values[0]);

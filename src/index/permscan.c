@@ -104,9 +104,14 @@ begin_row_reader(IndexScanDesc scan, PermScanOpaque so)
 }
 
 /*
- * constraint_row_matches for an index laid out by multi-index hashing
- * (permwide.c): the row's leading values equal the new row's, and its code
- * lies within the radius
+ * Does a constraint check's match on an index laid out by multi-index
+ * hashing (permwide.c) conflict?  Its code within the radius of the new
+ * row's, and its leading values equal the new row's.  Without leading
+ * columns, the code comes from the code store (PermStoreFindCode): no row
+ * is read and no index expression computed.  With them, the index holds a
+ * hash of the tenant only: the row is read under the check's snapshot and
+ * its values computed as the executor computes the new row's (README.perm,
+ * "Security", says what is left to do there).
  */
 static bool
 wide_constraint_row_matches(IndexScanDesc scan, PermScanOpaque so,
@@ -117,6 +122,16 @@ wide_constraint_row_matches(IndexScanDesc scan, PermScanOpaque so,
 	Datum		values[INDEX_MAX_KEYS];
 	bool		isnull[INDEX_MAX_KEYS];
 
+	if (state->has_codes)
+	{
+		VarBit	   *stored = PermStoreCodeBits(index, &scan->xs_heaptid);
+
+		/* not in the store: an insert cut short, its row dead */
+		return stored != NULL &&
+			simhash_bit_distance(stored,
+								 PermCodeBits(index, scan->keyData[code].sk_argument)) <=
+			PermConstraintRadius(scan, state);
+	}
 	if (so->rows == NULL)
 		begin_row_reader(scan, so);
 	if (!PermRowReaderFetchValues(so->rows, &scan->xs_heaptid,

@@ -530,7 +530,18 @@ file_pending(IndexScanDesc scan, PermWideOrder *wo)
 			continue;
 		wo->read++;
 		old = MemoryContextSwitchTo(wo->tmp);
-		if (PermRowReaderFetchValue(wo->reader, tid, scan->xs_snapshot, &value))
+		if (wo->use_store)
+		{
+			/*
+			 * the code from the store: no row read, no expression computed;
+			 * a row the store lacks is an insert cut short, its row dead
+			 */
+			VarBit	   *stored = PermStoreCodeBits(scan->indexRelation, tid);
+
+			if (stored != NULL)
+				file_row(scan, wo, tid, PointerGetDatum(stored), NULL);
+		}
+		else if (PermRowReaderFetchValue(wo->reader, tid, scan->xs_snapshot, &value))
 			file_row(scan, wo, tid, value, NULL);
 		MemoryContextSwitchTo(old);
 		MemoryContextReset(wo->tmp);

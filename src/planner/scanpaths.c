@@ -16,10 +16,10 @@
  * and no ORDER BY on it (the count(*) of an index-only scan, a partial
  * index chosen for its predicate alone, a tenant's equality alone) is
  * answered but never wanted: it costs more than the sequential scan it
- * stands in for.  And the nearest-neighbour scan of bit(n) codes reads
- * each candidate's row to learn its distance, computing the index
- * expression on it before the executor applies row-level security: on a
- * table with security quals for the caller it is not built.
+ * stands in for.  And the nearest-neighbour scan within a tenant of bit(n)
+ * codes reads each candidate's row to learn its distance, computing the
+ * index expression on it before the executor applies row-level security:
+ * on a table with security quals for the caller it is not built.
  *
  * The access method cannot refuse a scan at plan time: the planner builds
  * an index path for any condition on any column of an index that takes
@@ -83,10 +83,11 @@ has_security_quals(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
  *	- ORDER BY on bit(n) codes without leading columns, on an index built
  *	  before simhash 1.6, which has no code store for the far rows;
  *	- ORDER BY on a table with row-level security for the caller, where
- *	  the scan reads candidate rows to learn their distance (bit(n) codes,
- *	  except a tenant's 64-bit codes without a qual on them, which its
- *	  entries hold whole): it would compute the index expression on rows
- *	  the policy hides before the executor applies it.
+ *	  the scan reads candidate rows to learn their distance (a tenant's
+ *	  codes, except 64-bit ones without a qual on them, which its entries
+ *	  hold whole; codes without a tenant come from the code store): it
+ *	  would compute the index expression on rows the policy hides before
+ *	  the executor applies it.
  */
 static bool
 unanswerable_scan(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte,
@@ -123,9 +124,8 @@ unanswerable_scan(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte,
 	else if (state->layout.width > 0 && state->layout.tenants == 0 &&
 			 !state->has_codes)
 		drop = true;
-	else if (state->layout.width > 0 &&
-			 !(state->layout.tenants > 0 && state->layout.width <= 64 &&
-			   !code_qual) &&
+	else if (state->layout.width > 0 && state->layout.tenants > 0 &&
+			 !(state->layout.width <= 64 && !code_qual) &&
 			 has_security_quals(root, rel, rte))
 		drop = true;
 	index_close(irel, NoLock);
