@@ -121,5 +121,27 @@ CREATE INDEX qone_part ON qone USING simhash_perm (fp) WHERE id > 1000;
 SELECT same_rows('SELECT id FROM qone WHERE id > 1000');
 SELECT same_rows('SELECT id FROM qone WHERE id > 1000 AND hamming_near(fp, ' || pseudo_fp(1012)::bigint || ', 5)');
 
-DROP TABLE q64, qwide, qone;
+-- 5. fp = v on a bigint code: the family's equality, a scan at radius 0,
+--    with a constant and with a parameter (a generic plan once crashed the
+--    planner, which took the equality's value for a query of a radius)
+CREATE TABLE qeq (id int, fp bigint);
+INSERT INTO qeq SELECT g, CASE WHEN g % 50 = 0 THEN NULL ELSE pseudo_fp(g % 700)::bigint END
+  FROM generate_series(1, 2000) g;
+CREATE INDEX qeq_fp ON qeq USING simhash_perm (fp);
+ANALYZE qeq;
+SELECT same_rows('SELECT id FROM qeq WHERE fp = ' || pseudo_fp(12)::bigint);
+SET plan_cache_mode = force_generic_plan;
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+PREPARE qeq_eq(bigint) AS SELECT count(*) FROM qeq WHERE fp = $1;
+EXPLAIN (COSTS OFF) EXECUTE qeq_eq(0);
+SELECT (SELECT count(*) FROM qeq WHERE fp = pseudo_fp(12)::bigint) AS by_constant;
+EXECUTE qeq_eq(pseudo_fp(12)::bigint);
+EXECUTE qeq_eq(-1);
+DEALLOCATE qeq_eq;
+RESET enable_bitmapscan;
+RESET enable_seqscan;
+RESET plan_cache_mode;
+
+DROP TABLE q64, qwide, qone, qeq;
 DROP FUNCTION same_rows(text);

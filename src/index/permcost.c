@@ -96,13 +96,16 @@ clause_radius(PlannerInfo *root, IndexPath *path, int max_distance, bool codes)
 			RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc2);
 			Node	   *arg;
 			int			r = -1;
+			int			strategy;
 
 			if (!IsA(rinfo->clause, OpExpr))
 				continue;
-			if (get_op_opfamily_strategy(((OpExpr *) rinfo->clause)->opno,
-										 path->indexinfo->opfamily[code]) ==
-				PERM_NEAR_DUP_STRATEGY)
+			strategy = get_op_opfamily_strategy(((OpExpr *) rinfo->clause)->opno,
+												path->indexinfo->opfamily[code]);
+			if (strategy == PERM_NEAR_DUP_STRATEGY)
 				r = max_distance;
+			else if (strategy == PERM_EQUAL_STRATEGY)
+				r = 0;			/* fp = v on a bigint code */
 			else
 			{
 				arg = estimate_expression_value(root,

@@ -27,6 +27,7 @@
 #include <math.h>
 
 #include "access/relscan.h"
+#include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -163,6 +164,23 @@ PermProbeNeighbours(Relation index, PermSearchState *ss, int prefix_bits,
 }
 
 /*
+ * The value of an equality key on a bigint code, as the 64 bits the index
+ * keys on: the operator family of bigint codes holds the integer
+ * equalities, cross-type ones included (int2, int4), so fp = $1 scans the
+ * index at radius 0.  A smaller integer is widened with its sign, as the
+ * cross-type operator compares it.
+ */
+uint64
+PermEqualityValue(ScanKey sk)
+{
+	if (sk->sk_subtype == INT2OID)
+		return (uint64) (int64) DatumGetInt16(sk->sk_argument);
+	if (sk->sk_subtype == INT4OID)
+		return (uint64) (int64) DatumGetInt32(sk->sk_argument);
+	return (uint64) DatumGetInt64(sk->sk_argument);
+}
+
+/*
  * The scan's quals as queries, each permuted for every table, into
  * queries[first ..]; false if one of them is NULL (then nothing matches).
  */
@@ -186,6 +204,12 @@ PermQualsToQueries(IndexScanDesc scan, PermState *state, PermQuery *queries,
 			/* fp ~= v: the constraint's radius (permexclude.c) */
 			q->center = DatumGetUInt64(sk->sk_argument);
 			q->radius = PermConstraintRadius(scan, state);
+		}
+		else if (sk->sk_strategy == PERM_EQUAL_STRATEGY)
+		{
+			/* fp = v on a bigint code (its family's =): radius 0 */
+			q->center = PermEqualityValue(sk);
+			q->radius = 0;
 		}
 		else
 		{

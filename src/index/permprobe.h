@@ -155,6 +155,7 @@ extern PermStoreScan *PermStoreScanBegin(Relation index, const VarBit *center,
 extern bool PermStoreScanNext(PermStoreScan *ss, ItemPointer tid,
 							  int *distance);
 extern void PermRefuseScanWithoutTenant(Relation index);
+extern uint64 PermEqualityValue(ScanKey sk);
 extern void PermSearchConstraint(Relation index, uint64 center, int radius,
 								 PermTidList *found, PermPinList *pins);
 extern void PermTidListAddRowsWithoutCode(Relation index, PermTidList *list,

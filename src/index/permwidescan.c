@@ -111,6 +111,13 @@ PermWideScanQuals(IndexScanDesc scan, const PermLayout *layout,
 			quals[n].code = PermCodeBits(index, sk->sk_argument);
 			quals[n].radius = PermConstraintRadius(scan, PermGetState(index));
 		}
+		else if (sk->sk_strategy == PERM_EQUAL_STRATEGY)
+		{
+			/* code = v on a bigint code: radius 0 */
+			quals[n].code = PermCodeBits(index,
+										 Int64GetDatum((int64) PermEqualityValue(sk)));
+			quals[n].radius = 0;
+		}
 		else if (bit)
 		{
 			HammingQuery *q = DatumGetHammingQuery(sk->sk_argument);
