@@ -277,6 +277,7 @@ END $$;
 SELECT sec_rls_table('sec_rls64', '(sec_norm(body))');
 SELECT sec_rls_table('sec_rlst', '(site, sec_norm(body))');
 SELECT sec_rls_table('sec_rlsw', '(sec_code(body))');
+SELECT sec_rls_table('sec_rlstw', '(site, sec_code(body))');
 -- same_answer(query): the query's rows (id and distance, in the order the
 -- plan gives them, ties by id) through the index, then by a sequential
 -- scan and sort, and whether they agree; the plan's scan
@@ -316,6 +317,8 @@ SELECT sec_same_answer($$SELECT id, sec_norm(body) <-> simhash('page 3 of the si
 -- the nearest-neighbour scan of bit(n) codes reads each candidate's code
 -- from the code store, not from its row: planned on the index
 SELECT sec_same_answer($$SELECT id, sec_code(body) <-> simhash128('page 3 of the site') AS d FROM sec_rlsw ORDER BY sec_code(body) <-> simhash128('page 3 of the site') LIMIT 150$$);
+-- and within a tenant: its codes too come from the code store
+SELECT sec_same_answer($$SELECT id, sec_code(body) <-> simhash128('page 3 of the site') AS d FROM sec_rlstw WHERE site = 1 ORDER BY sec_code(body) <-> simhash128('page 3 of the site') LIMIT 150$$);
 RESET enable_seqscan;
 RESET enable_sort;
 RESET search_path;
@@ -351,13 +354,29 @@ INSERT INTO sec_rlsxw VALUES (2000, 'HIDDEN ' || upper(md5('7')) || ' ' || md5('
 RESET search_path;
 RESET ROLE;
 SELECT count(*) AS rows FROM sec_rlsxw;
+-- and within tenants: the candidates of the new rows' tenant are decided
+-- on the store's codes; only one within the radius is read, to compare
+-- the tenants (the refused near-copy, whose statement goes)
+CREATE TABLE sec_rlsxt (id int, site int, body text,
+	EXCLUDE USING simhash_perm (site WITH =, sec_code(body) WITH ~=) WITH (width = 128, radius = 16));
+INSERT INTO sec_rlsxt SELECT g, g % 2, 'Hidden ' || md5(g::text) || ' ' || md5((-g)::text) FROM generate_series(1, 80) g;
+ALTER TABLE sec_rlsxt OWNER TO regress_simhash_owner;
+GRANT INSERT ON sec_rlsxt TO regress_simhash_reader;
+SET ROLE regress_simhash_reader;
+SET search_path = regress_rls, pg_catalog, public;
+INSERT INTO sec_rlsxt SELECT 1000 + g, g % 2, 'Mine ' || md5((1000 + g)::text) || ' ' || md5((-1000 - g)::text)
+  FROM generate_series(1, 20) g;
+INSERT INTO sec_rlsxt VALUES (2000, 1, 'HIDDEN ' || upper(md5('7')) || ' ' || md5('-7'));
+RESET search_path;
+RESET ROLE;
+SELECT count(*) AS rows FROM sec_rlsxt;
 -- the reader's lower() saw visible bodies only (the sequential scans'),
 -- and the bodies it inserted itself, never a hidden or stored one (what
 -- the refused statement recorded went with it)
 SELECT count(*) FILTER (WHERE t LIKE 'Hidden%') AS hidden_bodies_received,
 	   count(*) FILTER (WHERE t LIKE 'Page%') > 0 AS visible_bodies_received
   FROM regress_rls.got;
-DROP TABLE sec_rls64, sec_rlst, sec_rlsw, sec_rlsx, sec_rlsxw;
+DROP TABLE sec_rls64, sec_rlst, sec_rlsw, sec_rlstw, sec_rlsx, sec_rlsxw, sec_rlsxt;
 DROP FUNCTION sec_rls_table(text, text), sec_same_answer(text);
 DROP SCHEMA regress_rls CASCADE;
 

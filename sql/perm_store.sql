@@ -139,8 +139,9 @@ CREATE INDEX stvar_idx ON stvar USING simhash_perm (code) WITH (width = 128);
 SELECT table_no, entries FROM simhash_perm_check('stvar_idx', true) WHERE table_no < 0 ORDER BY table_no;
 SELECT store_compare('stvar', store_code(128, -1), NULL) AS one_row;
 
--- leading columns: no codes in the store (a tenant's rows are read from
--- its range of the tables), only the list of rows whose code is NULL
+-- leading columns: a store too, its codes found by TID (a tenant's
+-- nearest rows and its constraint's candidates), and the list of rows
+-- whose code is NULL
 CREATE TABLE sttenant (site int, code bit(256));
 INSERT INTO sttenant SELECT g % 3, store_code(256, g)::bit(256) FROM generate_series(1, 300) g;
 CREATE INDEX sttenant_idx ON sttenant USING simhash_perm (site, code);

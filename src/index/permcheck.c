@@ -612,9 +612,8 @@ collect_row(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	 * values), and keeps the others' codes only where it keeps codes
 	 */
 	if (rows->want_store &&
-		(isnull[PermCodeColumn(index)] ?
-		 !PermTenantValuesNull(index, isnull) :
-		 PermGetState(index)->has_codes))
+		!PermTenantValuesNull(index, isnull) &&
+		(isnull[PermCodeColumn(index)] || PermGetState(index)->has_codes))
 	{
 		uint64		words[PermStoreWords(PERM_MAX_WIDTH)] = {0};
 		VarBit	   *code = NULL;

@@ -371,7 +371,9 @@ permcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	{
 		PermLayout	code_layout = *layout;
 
-		double		store_pages = state->has_codes ? PermStorePages(state) : 0;
+		/* passes over the store serve the index without leading columns */
+		double		store_pages = state->has_codes && layout->tenants == 0 ?
+			PermStorePages(state) : 0;
 
 		index_close(rel, NoLock);
 		code_costestimate(root, path, loop_count, &code_layout, store_pages,

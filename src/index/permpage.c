@@ -689,11 +689,10 @@ check_growth(Relation index, PermMetaPage meta, const PermMetaGrowth *growth,
 /*
  * The store record (permstore.c) against the code record and the
  * relation.  Every index built by simhash 1.6 has one.  An index on
- * bit(n) codes without leading columns keeps both chains: its width is
- * the codes', its entry size the one that width implies.  Every other
- * index (64-bit fingerprints, leading columns: code NULL or with tenants)
- * keeps the chain of rows without a code alone: width and entry size 0,
- * no chain of codes.  The ends of the chains are pages of the relation,
+ * bit(n) codes keeps both chains: its width is the codes', its entry size
+ * the one that width implies.  An index on 64-bit fingerprints (code NULL
+ * here, or with leading columns a 64-bit code) keeps the chain of rows
+ * without a code alone: width and entry size 0, no chain of codes.  The ends of the chains are pages of the relation,
  * not the metapage.
  */
 static void
@@ -703,12 +702,18 @@ check_store_record(Relation index, Page page, const PermMetaCode *code,
 	PermMetaStore store;
 	BlockNumber ends[4];
 	const char *names[4] = {"first", "last", "null_first", "null_last"};
-	bool		codes = (code != NULL && code->tenants == 0);
+	bool		codes;
 	int			i;
 
 	if (!PermMetaGetStore(page, &store))
 		meta_corrupt(index, "Its store record's magic is %08X, expected %08X.",
 					 store.magic, PERM_STORE_MAGIC);
+
+	/*
+	 * bit(n) codes keep their codes, 64-bit fingerprints (and, with leading
+	 * columns, indexes built before tenants' codes were kept) do not
+	 */
+	codes = code != NULL && (code->tenants == 0 || store.width != 0);
 	if (!codes)
 	{
 		/* the list of rows without a code alone */

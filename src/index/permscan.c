@@ -106,11 +106,14 @@ begin_row_reader(IndexScanDesc scan, PermScanOpaque so)
 /*
  * Does a constraint check's match on an index laid out by multi-index
  * hashing (permwide.c) conflict?  Its code within the radius of the new
- * row's, and its leading values equal the new row's.  Without leading
- * columns, the code comes from the code store (PermStoreFindCode): no row
- * is read and no index expression computed.  With them, the index holds a
- * hash of the tenant only: the row is read under the check's snapshot and
- * its values computed as the executor computes the new row's (README.perm,
+ * row's, and its leading values equal the new row's.  The code comes from
+ * the code store (PermStoreFindCode) where it keeps codes (bit(n) codes):
+ * no row is read and no index expression computed for a candidate whose
+ * code lies beyond the radius.  Without leading columns that decides.
+ * With them, the index holds a hash of the tenant only: a candidate within
+ * the radius (a conflict, or a tenant of the same hash), and every
+ * candidate of a 64-bit code, is read under the check's snapshot and its
+ * values computed as the executor computes the new row's (README.perm,
  * "Security", says what is left to do there).
  */
 static bool
@@ -127,10 +130,14 @@ wide_constraint_row_matches(IndexScanDesc scan, PermScanOpaque so,
 		VarBit	   *stored = PermStoreCodeBits(index, &scan->xs_heaptid);
 
 		/* not in the store: an insert cut short, its row dead */
-		return stored != NULL &&
+		if (stored == NULL ||
 			simhash_bit_distance(stored,
-								 PermCodeBits(index, scan->keyData[code].sk_argument)) <=
-			PermConstraintRadius(scan, state);
+								 PermCodeBits(index, scan->keyData[code].sk_argument)) >
+			PermConstraintRadius(scan, state))
+			return false;
+		/* within the radius: without leading columns, a conflict */
+		if (state->layout.tenants == 0)
+			return true;
 	}
 	if (so->rows == NULL)
 		begin_row_reader(scan, so);

@@ -84,15 +84,16 @@ struct PermStoreBuild
 };
 
 /*
- * Does this index keep codes in its store: bit(n) codes without leading
- * columns?  Every index keeps the chain of rows without a code; the
- * others keep no chain of codes (their tables hold what their scans need,
- * README.perm, "Code store").
+ * Does this index keep codes in its store: bit(n) codes, with leading
+ * columns or without?  Every index keeps the chain of rows without a code;
+ * an index on 64-bit fingerprints keeps no chain of codes (its table 0,
+ * or within a tenant its entries, hold every code whole: README.perm,
+ * "Code store").
  */
 bool
 PermIndexStoresCodes(Relation index)
 {
-	return PermIndexIsWide(index) && PermTenantColumns(index) == 0 &&
+	return PermIndexIsWide(index) &&
 		index->rd_opcintype[PermCodeColumn(index)] == BITOID;
 }
 

@@ -245,8 +245,9 @@ typedef struct PermWideOrder
 								 * sweep */
 	PermRowReader *reader;
 	MemoryContext tmp;			/* reset after each row read */
-	bool		use_store;		/* the index has a code store (permstore.c):
-								 * read it instead of sweeping the table */
+	bool		use_store;		/* passes over the code store (permstore.c)
+								 * finish the scan: no leading columns */
+	bool		codes_by_tid;	/* candidates' codes from the store by TID */
 	PermStoreScan *store;		/* once it hands out the rows, or NULL */
 } PermWideOrder;
 
@@ -454,7 +455,9 @@ order_begin(IndexScanDesc scan, PermScanOpaque so)
 	wo->exact = wo->center != NULL && wo->nquals == 0;
 	for (t = 0; t < wo->m && wo->exact; t++)
 		wo->exact = PermWideEntryHoldsCode(layout, t);
-	wo->use_store = state->has_codes;
+	/* passes over the store: every row's code, so not within a tenant */
+	wo->use_store = state->has_codes && layout->tenants == 0;
+	wo->codes_by_tid = state->has_codes;
 	wo->first_ring = wo->exact && wo->tenant_sweep;
 	for (t = 0; t < wo->m && wo->first_ring; t++)
 		wo->first_ring = split_substrings(layout, t, &wo->split[t]);
@@ -530,7 +533,7 @@ file_pending(IndexScanDesc scan, PermWideOrder *wo)
 			continue;
 		wo->read++;
 		old = MemoryContextSwitchTo(wo->tmp);
-		if (wo->use_store)
+		if (wo->codes_by_tid)
 		{
 			/*
 			 * the code from the store: no row read, no expression computed;

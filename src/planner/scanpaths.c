@@ -16,10 +16,12 @@
  * and no ORDER BY on it (the count(*) of an index-only scan, a partial
  * index chosen for its predicate alone, a tenant's equality alone) is
  * answered but never wanted: it costs more than the sequential scan it
- * stands in for.  And the nearest-neighbour scan within a tenant of bit(n)
- * codes reads each candidate's row to learn its distance, computing the
- * index expression on it before the executor applies row-level security:
- * on a table with security quals for the caller it is not built.
+ * stands in for.  And the nearest-neighbour scan within a tenant of 64-bit
+ * fingerprints with a condition on the code (or of bit(n) codes on an
+ * index whose store keeps no codes) reads each candidate's row to learn
+ * its distance, computing the index expression on it before the executor
+ * applies row-level security: on a table with security quals for the
+ * caller it is not built.
  *
  * The access method cannot refuse a scan at plan time: the planner builds
  * an index path for any condition on any column of an index that takes
@@ -125,7 +127,7 @@ unanswerable_scan(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte,
 			 !state->has_codes)
 		drop = true;
 	else if (state->layout.width > 0 && state->layout.tenants > 0 &&
-			 !(state->layout.width <= 64 && !code_qual) &&
+			 !state->has_codes && !(state->layout.width <= 64 && !code_qual) &&
 			 has_security_quals(root, rel, rte))
 		drop = true;
 	index_close(irel, NoLock);
