@@ -1031,14 +1031,6 @@ PermStoreCheck(Relation index, bool nulls, int64 *pages, int64 *entries,
 				PermReportCorruption(index, blkno,
 									 psprintf("Entry %d of the code store holds an invalid heap TID.",
 											  i));
-			/* the page's range of TIDs, by which a TID's code is found */
-			if (PermPageGetOpaque(page)->hikey != 0 &&
-				(PermTidNumber(&tid) < PermPageGetOpaque(page)->lokey ||
-				 PermTidNumber(&tid) > PermPageGetOpaque(page)->hikey))
-				PermReportCorruption(index, blkno,
-									 psprintf("Entry %d of the code store holds heap TID (%u,%u), outside the page's range of TIDs.",
-											  i, ItemPointerGetBlockNumber(&tid),
-											  ItemPointerGetOffsetNumber(&tid)));
 			if (!nulls && width % 64 != 0)
 			{
 				uint64		tail;
@@ -1052,6 +1044,18 @@ PermStoreCheck(Relation index, bool nulls, int64 *pages, int64 *entries,
 			}
 			if (callback)
 				callback(arg, blkno, i, &tid, nulls ? NULL : e);
+			/*
+			 * the page's range of TIDs, by which a TID's code is found
+			 * (the chain of codes; after the caller has seen the entry,
+			 * which names a TID the table cannot hold first)
+			 */
+			if (!nulls && PermPageGetOpaque(page)->hikey != 0 &&
+				(PermTidNumber(&tid) < PermPageGetOpaque(page)->lokey ||
+				 PermTidNumber(&tid) > PermPageGetOpaque(page)->hikey))
+				PermReportCorruption(index, blkno,
+									 psprintf("Entry %d of the code store holds heap TID (%u,%u), outside the page's range of TIDs.",
+											  i, ItemPointerGetBlockNumber(&tid),
+											  ItemPointerGetOffsetNumber(&tid)));
 		}
 		from = blkno;
 		blkno = PermPageGetOpaque(page)->rightlink;

@@ -369,6 +369,12 @@ my @STORE_SCENARIOS = (
 	[ store_tid_not_in_t0 => 'store_codes',
 	  sub { ($_[0]{store_tid_at}->(1), pack('vvv', 0, 0, 250)) },
 	  qr/holds heap TID \(\d+,\d+\) in (?:its code store but not in table 0|table 0 but not in its code store)/ ],
+	# the page's range of TIDs (lokey, hikey: the first 16 bytes of the
+	# special space, the last 48 bytes of the page), by which a TID's code
+	# is found: a range that no longer holds the page's entries
+	[ store_range_shrunk => 'store_codes',
+	  sub { (8192 - 48, pack('V', 1) . pack('V', 0)) },
+	  qr/Entry \d+ of the code store holds heap TID \(\d+,\d+\), outside the page's range of TIDs/ ],
 	[ codes_leaf_tid_offset_0 => 'codes_leaf',
 	  sub { @{ $_[0]{codes_leaf_off0} } },
 	  qr/Table 0: Entry 1 points to heap TID \(\d+,0\), whose offset 0 is no row's/ ]);
