@@ -194,8 +194,7 @@ SELECT count(*) AS rows FROM (SELECT id FROM sec_wide ORDER BY sec_code(body) <-
 SELECT count(*) AS rows FROM (SELECT id FROM sec_wide_su ORDER BY sec_code(body) <-> simhash128('page 1 of the site') LIMIT 150) s;
 -- a (tenant, code) index is not scanned without the tenant's equality
 -- (the index could not answer it from its pages: scanpaths.c)
-EXPLAIN (COSTS OFF)
-SELECT id FROM sec_tenant WHERE hamming_near(sec_norm(body), simhash('page 1 of the site'), 3);
+SELECT * FROM plan($$SELECT id FROM sec_tenant WHERE hamming_near(sec_norm(body), simhash('page 1 of the site'), 3)$$);
 SELECT count(*) AS rows FROM sec_tenant WHERE hamming_near(sec_norm(body), simhash('page 1 of the site'), 3);
 SELECT count(*) AS rows FROM sec_tenant_su WHERE hamming_near(sec_norm(body), simhash('page 1 of the site'), 3);
 -- its nearest neighbours without the tenant's equality, and with it
