@@ -20,6 +20,10 @@
 #   knn10     ORDER BY fp <-> q LIMIT 10, random fingerprints
 #   w31       WHERE hamming_near(code, q, 31), near a stored code
 #   wknn10    ORDER BY code <-> q LIMIT 10, random codes (far: the store)
+#   wnear10   ORDER BY code <-> q LIMIT 10 near a stored code (the rings,
+#             each candidate's code read by its TID: the store, or before
+#             issue 47 its row)
+# KINDS chooses among them (default: all).
 #   eq        the btree's WHERE fp = q, once
 # Inserts: INSROWS (20000) bit(256) rows into a fresh indexed table, timed
 # per round.  Sizes: every index.  Exactness first: for 50 queries of each
@@ -38,7 +42,7 @@ SECS=${SECS:-10}
 INSROWS=${INSROWS:-20000}
 OUT=${OUT:-test/bench/results}
 mkdir -p "$OUT"
-REPORT="$OUT/pages_ab_${ROWS}.txt"
+REPORT="$OUT/pages_ab_${ROWS}${REPORT_SUFFIX:-}.txt"
 
 simhash_ab_start pages-ab "$REV_A" "$REV_B" 2GB
 
@@ -82,14 +86,14 @@ answer_sql() {
 	k3) echo "(SELECT count(*)::text FROM fps_$2 WHERE hamming_near(fp, b.fp, 3))" ;;
 	knn10) echo "(SELECT string_agg(coalesce(d::text, '-'), ',') FROM (SELECT fp <-> b.fp::simhash64 AS d FROM fps_$2 ORDER BY fp <-> b.fp::simhash64 LIMIT 10) x)" ;;
 	w31) echo "(SELECT count(*)::text FROM codes_$2 WHERE hamming_near(code, b.code, 31))" ;;
-	wknn10) echo "(SELECT string_agg(d::text, ',') FROM (SELECT code <-> b.code AS d FROM codes_$2 ORDER BY code <-> b.code LIMIT 10) x)" ;;
+	wknn10|wnear10) echo "(SELECT string_agg(d::text, ',') FROM (SELECT code <-> b.code AS d FROM codes_$2 ORDER BY code <-> b.code LIMIT 10) x)" ;;
 	esac
 }
 qtable() { case $1 in w*) echo "bench_qw" ;; *) echo "bench_q" ;; esac; }
-qrange() { case $1 in w31) echo "1 200" ;; wknn10) echo "201 400" ;; *) echo "501 1000" ;; esac; }
+qrange() { case $1 in w31|wnear10) echo "1 200" ;; wknn10) echo "201 400" ;; *) echo "501 1000" ;; esac; }
 
 echo "== exactness: 50 queries of each kind, both builds against the sequential scan"
-KINDS="k3 knn10 w31 wknn10"
+KINDS=${KINDS:-k3 knn10 w31 wknn10 wnear10}
 for v in A B; do
 	simhash_ab_use $v
 	for k in $KINDS; do
@@ -111,7 +115,7 @@ script() {	# kind suffix
 	k3) query="SELECT count(*) FROM fps_$v WHERE hamming_near(fp, :fp, 3);" ;;
 	knn10) query="SELECT id FROM fps_$v ORDER BY fp <-> :fp::bigint::simhash64 LIMIT 10;" ;;
 	w31) query="SELECT count(*) FROM codes_$v WHERE hamming_near(code, :code::bit(256), 31);" ;;
-	wknn10) query="SELECT id FROM codes_$v ORDER BY code <-> :code::bit(256) LIMIT 10;" ;;
+	wknn10|wnear10) query="SELECT id FROM codes_$v ORDER BY code <-> :code::bit(256) LIMIT 10;" ;;
 	eq) query="SELECT count(*) FROM fps_A WHERE fp = :fp;" ;;
 	esac
 	if [ "$(qtable $k)" = bench_qw ]; then
