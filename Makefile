@@ -30,6 +30,7 @@ OBJS = \
 	src/index/permtenant.o \
 	src/index/permwide.o \
 	src/index/permstore.o \
+	src/index/permstorefind.o \
 	src/index/permdescend.o \
 	src/index/permprobe.o \
 	src/index/permscan.o \

@@ -39,6 +39,8 @@
  *	permcost.c		amcostestimate
  *	permvalidate.c	amvalidate
  *	permexclude.c	exclusion constraints: operator ~=, the check's scan
+ *	permstorefind.c	the code store found by heap TID: a backend's directory
+ *					of the chain's pages and their ranges of TIDs
  *	permstore.c		the code store of bit(n) codes: its pages, the build's
  *					chains, appends, VACUUM, the check's walk
  *	permdescend.c	descending a table, leaf maps, probing a prefix range
@@ -445,7 +447,7 @@ typedef struct PermState
 	PermMetaStore store;		/* as the metapage had it when read; the
 								 * chains' ends may have moved on since */
 	struct PermStoreDir *storedir;	/* the pages of the chain of codes and
-									 * their TIDs' ranges (permstore.c),
+									 * their TIDs' ranges (permstorefind.c),
 									 * NULL until a lookup */
 	uint32		inserts;		/* this backend's inserts, to space out
 								 * looks at the layout */
@@ -536,7 +538,11 @@ extern PGDLLEXPORT void simhash_perm_build_worker(struct dsm_segment *seg,
 
 /* permbuildparallel.c */
 typedef struct PermParallel PermParallel;
-typedef struct PermStoreBuild PermStoreBuild;	/* permstore.c */
+typedef struct PermStoreBuild PermStoreBuild;	/* permstorefind.c */
+extern bool PermStoreFindCode(Relation index, ItemPointer tid, char *words);
+extern VarBit *PermStoreCodeBits(Relation index, ItemPointer tid);
+
+/* permstore.c */
 struct SimhashVoter;
 
 extern bool perm_report_build_workers;
@@ -681,8 +687,6 @@ extern void PermStoreReadRowsWithoutCode(Relation index,
 										 BufferAccessStrategy strategy,
 										 void (*callback) (void *arg, ItemPointer tid),
 										 void *arg);
-extern bool PermStoreFindCode(Relation index, ItemPointer tid, char *words);
-extern VarBit *PermStoreCodeBits(Relation index, ItemPointer tid);
 extern void PermStoreVacuum(Relation index, BufferAccessStrategy strategy,
 							IndexBulkDeleteCallback callback,
 							void *callback_state);
