@@ -164,7 +164,6 @@ order_begin(IndexScanDesc scan, PermState *state, PermScanOpaque so)
 	so->ring = 0;
 	so->ring_table = 0;
 	so->ring_bound = -1;
-	/* no ORDER BY (a scan without quals either) is ORDER BY fp <-> NULL */
 	/*
 	 * The distance is exact, read from the key; the executor recomputes it
 	 * all the same, so that a damaged key gives a row out of place rather
@@ -176,6 +175,7 @@ order_begin(IndexScanDesc scan, PermState *state, PermScanOpaque so)
 	so->recheck_order = scan->heapRelation != NULL &&
 		check_enable_rls(RelationGetRelid(scan->heapRelation), InvalidOid,
 						 true) != RLS_ENABLED;
+	/* no ORDER BY (a scan without quals either) is ORDER BY fp <-> NULL */
 	so->order_null = scan->numberOfOrderBys == 0 ||
 		(ok->sk_flags & SK_ISNULL) != 0;
 
@@ -406,7 +406,6 @@ PermKnnGettuple(IndexScanDesc scan, PermScanOpaque so)
 				continue;
 			scan->xs_heaptid = *tid;
 			scan->xs_recheck = true;
-
 			if (scan->numberOfOrderBys > 0)
 			{
 				scan->xs_orderbyvals[0] = Int32GetDatum(d);

@@ -13,9 +13,10 @@
  * Every row is handed out for recheck of the quals: the executor applies
  * them on the row's own fingerprint (an index qual is leakproof wherever
  * row-level security applies: the planner sees to that).  The distance of
- * an ordered scan is exact and not recomputed, which would run the index
- * expression on rows before their row-level security quals.  An exclusion
- * constraint's check is rechecked here instead, since its operator has no
+ * an ordered scan is exact; the executor recomputes it too, except on a
+ * table with row-level security for the caller, where it would run the
+ * index expression on rows before their security quals (permknn.c).  An
+ * exclusion constraint's check is decided here instead, since its operator has no
  * radius of its own (permexclude.c).  The index's keys are
  * exact, so on a sound index the recheck changes nothing; on a damaged one
  * (a bit flipped in a stored key, which no page check can see) it turns a
