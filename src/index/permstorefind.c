@@ -5,7 +5,7 @@
  *		whose TID a table gave, read from the store instead of the row: the
  *		rings of a nearest-neighbour scan of bit(n) codes and an exclusion
  *		constraint's check on them read no table row and compute no index
- *		expression (README.perm, "Code store", "Found by TID").
+ *		expression (README.perm, "Code store", its paragraph "Found by TID").
  *
  * Each page of the chain of codes keeps the range of its entries' TIDs
  * (permstore.c widens it with every entry added); a backend keeps a
