@@ -59,6 +59,7 @@ OBJS = \
 	src/pairs/pairscitus.o \
 	src/pairs/pairspart.o \
 	src/pairs/pairswide.o \
+	src/planner/distancequals.o \
 	src/planner/planner.o \
 	src/planner/scanpaths.o \
 	src/module.o

@@ -143,5 +143,99 @@ RESET enable_bitmapscan;
 RESET enable_seqscan;
 RESET plan_cache_mode;
 
+-- 6. the forms people write first: fp <-> q <= k, fp <-> q < k, q <-> fp <= k,
+--    k >= fp <-> q, hamming_distance(fp, q) <= k (both orders), on bigint,
+--    simhash64 and bit(n) codes, planned on the index as hamming_near is
+--    (src/planner/distancequals.c), the same rows as a sequential scan
+SELECT pseudo_fp(12)::bigint AS q12 \gset
+SELECT (SELECT code FROM qone WHERE id = 12)::text AS c12 \gset
+-- near copies of row 12, one to eight bits away
+INSERT INTO qone SELECT 3000 + i,
+	   :q12 # (1::bigint << (i % 64)) # (1::bigint << ((i * 7) % 64)) # (CASE WHEN i % 3 = 0 THEN 255::bigint << i % 50 ELSE 0 END),
+	   :'c12'::bit(128) # (B'1'::bit(128) >> i) # (B'11111'::bit(128) >> (i * 3 % 120))
+  FROM generate_series(1, 60) i;
+CREATE TABLE q64s (id int, fp simhash64);
+INSERT INTO q64s SELECT id, fp::simhash64 FROM qone;
+CREATE INDEX q64s_fp ON q64s USING simhash_perm (fp);
+ANALYZE q64s;
+ANALYZE qone;
+SELECT same_rows('SELECT id FROM q64s WHERE fp <-> ' || :q12 || '::simhash64 <= 5');
+SELECT same_rows('SELECT id FROM q64s WHERE fp <-> ' || :q12 || '::simhash64 < 5');
+SELECT same_rows('SELECT id FROM q64s WHERE ' || :q12 || '::simhash64 <-> fp <= 5');
+SELECT same_rows('SELECT id FROM q64s WHERE 5 >= fp <-> ' || :q12 || '::simhash64');
+SELECT same_rows('SELECT id FROM q64s WHERE 5 > fp <-> ' || :q12 || '::simhash64');
+SELECT same_rows('SELECT id FROM q64s WHERE hamming_distance(fp, ' || :q12 || '::simhash64) <= 5');
+SELECT same_rows('SELECT id FROM q64s WHERE hamming_distance(' || :q12 || '::simhash64, fp) <= 5');
+SELECT same_rows('SELECT id FROM q64s WHERE fp <-> ' || :q12 || '::bigint <= 5');
+SELECT same_rows('SELECT id FROM qone WHERE hamming_distance(fp, ' || :q12 || '::bigint) <= 5');
+SELECT same_rows('SELECT id FROM qone WHERE hamming_distance(' || :q12 || '::bigint, fp) < 6');
+SELECT same_rows('SELECT id FROM q64 WHERE site = 7 AND hamming_distance(fp, ' || :q12 || '::bigint) <= 3');
+SELECT same_rows('SELECT id FROM qone WHERE code <-> ''' || :'c12' || '''::bit(128) <= 30');
+SELECT same_rows('SELECT id FROM qone WHERE ''' || :'c12' || '''::bit(128) <-> code < 31');
+SELECT same_rows('SELECT id FROM qone WHERE bit_hamming_distance(code, ''' || :'c12' || '''::bit(128)) <= 30');
+SELECT (SELECT code FROM qwide WHERE id = 12)::text AS w12 \gset
+SELECT same_rows('SELECT id FROM qwide WHERE site = 7 AND code <-> ''' || :'w12' || '''::bit(128) <= 40');
+SELECT same_rows('SELECT id FROM q64s WHERE fp <-> ' || :q12 || '::simhash64 <= 1');
+SELECT same_rows('SELECT id FROM q64s WHERE fp <-> ' || :q12 || '::simhash64 < 2');
+SELECT same_rows('SELECT id FROM q64s WHERE fp <-> ' || :q12 || '::simhash64 <= 2');
+SELECT same_rows('SELECT id FROM qone WHERE code <-> ''' || :'c12' || '''::bit(128) < 6');
+SELECT same_rows('SELECT id FROM qone WHERE code <-> ''' || :'c12' || '''::bit(128) <= 6');
+-- bounds at and past the ends: every row (64, 1000, 128 bits), none (< 0)
+SELECT same_rows('SELECT id FROM q64s WHERE fp <-> ' || :q12 || '::simhash64 <= 64');
+SELECT same_rows('SELECT id FROM q64s WHERE fp <-> ' || :q12 || '::simhash64 <= 1000');
+SELECT same_rows('SELECT id FROM q64s WHERE fp <-> ' || :q12 || '::simhash64 < 0');
+SELECT same_rows('SELECT id FROM qone WHERE code <-> ''' || :'c12' || '''::bit(128) <= 500');
+-- the plans: the index condition in place of the clause
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SELECT * FROM plan('SELECT id FROM q64s WHERE fp <-> ' || :q12 || '::simhash64 < 4');
+SELECT * FROM plan('SELECT id FROM qone WHERE hamming_distance(' || :q12 || '::bigint, fp) <= 3');
+SELECT * FROM plan('SELECT id FROM qone WHERE code <-> B''' || repeat('1', 128) || ''' <= 3');
+SELECT * FROM plan('SELECT id FROM q64 WHERE site = 7 AND hamming_distance(fp, 12345) <= 3');
+-- a bound known only at run time (a generic plan): the radius is clamped
+-- for the index, the clause rechecked; no bound raises an error
+SET plan_cache_mode = force_generic_plan;
+PREPARE qnat(simhash64, int) AS SELECT count(*) FROM q64s WHERE fp <-> $1 <= $2;
+PREPARE qnatb(bit, int) AS SELECT count(*) FROM qone WHERE code <-> $1 < $2;
+EXPLAIN (COSTS OFF) EXECUTE qnat(:q12::bigint::simhash64, 5);
+EXPLAIN (COSTS OFF) EXECUTE qnatb(:'c12', 5);
+SELECT k, (SELECT count(*) FROM q64s WHERE fp <-> :q12::simhash64 <= k) AS seq_count
+  FROM unnest(ARRAY[-5, 0, 5, 64, 100]) k;
+EXECUTE qnat(:q12::bigint::simhash64, -5);
+EXECUTE qnat(:q12::bigint::simhash64, 0);
+EXECUTE qnat(:q12::bigint::simhash64, 5);
+EXECUTE qnat(:q12::bigint::simhash64, 64);
+EXECUTE qnat(:q12::bigint::simhash64, 100);
+SELECT k, (SELECT count(*) FROM qone WHERE code <-> :'c12'::bit(128) < k) AS seq_count
+  FROM unnest(ARRAY[-1, 0, 31, 129, 2147483647]) k;
+EXECUTE qnatb(:'c12', -1);
+EXECUTE qnatb(:'c12', 0);
+EXECUTE qnatb(:'c12', 31);
+EXECUTE qnatb(:'c12', 129);
+EXECUTE qnatb(:'c12', 2147483647);
+DEALLOCATE qnat;
+DEALLOCATE qnatb;
+RESET plan_cache_mode;
+-- not matched, as README.md says: a join clause (hamming_near is), a
+-- clause under OR
+SELECT * FROM plan('SELECT a.id FROM q64s a JOIN q64s b ON a.fp <-> b.fp <= 3 WHERE b.id = 12');
+SELECT * FROM plan('SELECT a.id FROM q64s a JOIN q64s b ON hamming_near(a.fp, b.fp, 3) WHERE b.id = 12');
+RESET enable_bitmapscan;
+RESET enable_seqscan;
+-- the row estimate is hamming_near's, not a third of the table
+SELECT (SELECT count(*) FROM q64s) AS rows_in_table;
+CREATE FUNCTION estimated_rows(query text) RETURNS float8 LANGUAGE plpgsql AS $$
+DECLARE
+	j json;
+BEGIN
+	EXECUTE 'EXPLAIN (FORMAT JSON) ' || query INTO j;
+	RETURN (j -> 0 -> 'Plan' ->> 'Plan Rows')::float8;
+END $$;
+SELECT estimated_rows('SELECT id FROM q64s WHERE fp <-> ' || :q12 || '::simhash64 <= 3') =
+	   estimated_rows('SELECT id FROM q64s WHERE hamming_near(fp, ' || :q12 || '::simhash64, 3)') AS same_estimate,
+	   estimated_rows('SELECT id FROM q64s WHERE fp <-> ' || :q12 || '::simhash64 <= 3') < 10 AS few;
+DROP FUNCTION estimated_rows(text);
+DROP TABLE q64s;
+
 DROP TABLE q64, qwide, qone, qeq;
 DROP FUNCTION same_rows(text);

@@ -203,6 +203,7 @@ drop_unanswerable_scans(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	if (rte->rtekind != RTE_RELATION || rel->indexlist == NIL)
 		return;
 
+	SimhashAddDistancePaths(root, rel);
 	rel->pathlist = keep_paths(root, rel, rte, rel->pathlist, &dropped);
 	rel->partial_pathlist = keep_paths(root, rel, rte, rel->partial_pathlist,
 									   &dropped);
