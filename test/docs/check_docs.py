@@ -773,6 +773,58 @@ def check_examples():
 
 
 # --------------------------------------------------------------------------
+# Figures stated in more than one place: one value
+#
+# Each phrase below names one figure; wherever README.md, CHANGELOG.md or a
+# document of docs/ (not its reports, which keep what a run printed) states
+# it, the value must be the same.  Where a figure cannot be read from the
+# code, this is what keeps its copies together.
+
+FIGURES = [
+    ('kinds of index damage', re.compile(r'\b(\d[\d,]*) kinds of index damage\b')),
+    ('metapage fields rewritten', re.compile(r'\b(\d+) metapage fields\b')),
+    ('a test run', re.compile(r'run_all\.sh`? takes about (\d+) minutes')),
+    ('the demo', re.compile(r'\bdemo (?:takes|took) about (\d+) s\b')),
+    ('noise between runs', re.compile(r'\bmoves? by (\d+ ?(?:-|to) ?\d+) ?% between runs')),
+    ('pages of apt descriptions', re.compile(r"\bapt's ([\d,]+) distinct English package descriptions")),
+]
+
+
+def check_figures():
+    found = {}
+    paths = markdown_files() + [os.path.join(ROOT, 'CHANGELOG.md')]
+    for path in paths:
+        if os.sep + 'reports' + os.sep in path:
+            continue
+        text = prose(read(path)) if path.endswith('.md') else read(path)
+        text = re.sub(r'\s+', ' ', text)
+        for name, pattern in FIGURES:
+            for m in pattern.finditer(text):
+                value = re.sub(r'\s', '', m.group(1)).replace('to', '-')
+                found.setdefault(name, []).append((value, rel(path)))
+    stated = 0
+    for name, places in found.items():
+        stated += len(places)
+        values = sorted(set(v for v, _ in places))
+        if len(values) > 1:
+            fail(places[0][1], 1, '%s is stated as %s in %s: one figure, one value'
+                 % (name, ' and '.join(values), ', '.join(sorted(set(p for _, p in places)))))
+    checked['figures'] = '%d figures stated %d times, each with one value' % (len(found), stated)
+    # the version's state: the CHANGELOG's top entry and debian/changelog agree
+    changelog = read(os.path.join(ROOT, 'CHANGELOG.md'))
+    top = re.search(r'^## (\S+)(?: \(([^)]*)\))?', changelog, re.M)
+    deb_path = os.path.join(ROOT, 'debian', 'changelog')
+    if top and os.path.exists(deb_path):
+        deb = re.match(r'\S+ \(([^)]+)\) (\S+);', read(deb_path))
+        if deb and (deb.group(1) != top.group(1) or
+                    (deb.group(2) == 'UNRELEASED') != (top.group(2) == 'unreleased')):
+            fail('CHANGELOG.md', lineno(changelog, top.start()),
+                 'the top entry is %s%s, debian/changelog says %s %s'
+                 % (top.group(1), ' (%s)' % top.group(2) if top.group(2) else '',
+                    deb.group(1), deb.group(2)))
+
+
+# --------------------------------------------------------------------------
 # The README's length: a user reads it in ten minutes
 
 README_MAX_LINES = 800
@@ -789,7 +841,7 @@ def check_readme_length():
 def main():
     for check in (check_versions, check_layers, check_links, check_measured,
                   check_quality_docs, check_license,
-                  check_examples, check_readme_length):
+                  check_examples, check_figures, check_readme_length):
         check()
     for f in failures:
         print('FAILED: ' + f)

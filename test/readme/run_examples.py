@@ -12,8 +12,12 @@ above it, a comment that says how to run it (invisible on a rendered page):
 
     <!-- example: setup=docs index=docs_fp_idx $1="'some words'" -->
 
-  setup=A,B   fixtures (test/readme/fixtures.sql) run first, in order, in a
-              database of the example's own
+README.md runs as a reader pastes it: its examples in reading order, in one
+database, with nothing created that the README does not create (setup= and
+data= are refused there).  Each example of docs/ runs in a database of its
+own, with the fixtures it names:
+
+  setup=A,B   fixtures (test/readme/fixtures.sql) run first, in order
   data=A      fixture run right after the example's last CREATE INDEX
   index=I,J   every statement that searches by distance (hamming_near, or
               ORDER BY ... <->) must be planned on one of these indexes
@@ -112,14 +116,25 @@ def connect(db):
     return conn
 
 
-def run_example(n, where, args, sql, fx):
-    db = 'readme_example_%d' % n
+def create_database(db):
     admin = connect('postgres')
     acur = admin.cursor()
     acur.execute('SET client_min_messages = warning')
     acur.execute('DROP DATABASE IF EXISTS %s' % db)
     acur.execute('CREATE DATABASE %s' % db)
-    conn = connect(db)
+    admin.close()
+
+
+def drop_database(db):
+    admin = connect('postgres')
+    acur = admin.cursor()
+    acur.execute('SET client_min_messages = warning')
+    acur.execute('DROP DATABASE IF EXISTS %s' % db)
+    admin.close()
+
+
+def run_example(conn, where, args, sql, fx):
+    """Run one example on the connection; True when it ran as shown"""
     cur = conn.cursor()
     checked_plans = checked_outputs = 0
     try:
@@ -157,10 +172,6 @@ def run_example(n, where, args, sql, fx):
     except (psycopg2.Error, AssertionError) as e:
         print('FAILED: %s: %s' % (where, str(e).strip()))
         return False
-    finally:
-        conn.close()
-        acur.execute('DROP DATABASE IF EXISTS %s' % db)
-        admin.close()
 
 
 def main():
@@ -170,6 +181,13 @@ def main():
     n = 0
     for path in paths:
         name = os.path.relpath(os.path.abspath(path), ROOT)
+        # README.md: one database, in reading order, as a reader pastes it
+        whole = (name == 'README.md')
+        conn = None
+        if whole:
+            db = 'readme_example_%d' % n
+            create_database(db)
+            conn = connect(db)
         for line, args, sql in examples(path):
             where = '%s:%d' % (name, line)
             if args is None:
@@ -178,11 +196,31 @@ def main():
             elif 'skip' in args:
                 print('skipped: %s: %s' % (where, args['skip']))
                 skipped += 1
-            elif run_example(n, where, args, sql, fx):
-                passed += 1
-            else:
+            elif whole and ('setup' in args or 'data' in args):
+                print('FAILED: %s: README.md creates what its examples use (no setup= or data=)' % where)
                 failed += 1
+            elif whole:
+                if run_example(conn, where, args, sql, fx):
+                    passed += 1
+                else:
+                    failed += 1
+            else:
+                db = 'readme_example_%d' % n
+                create_database(db)
+                one = connect(db)
+                try:
+                    ok = run_example(one, where, args, sql, fx)
+                finally:
+                    one.close()
+                    drop_database(db)
+                if ok:
+                    passed += 1
+                else:
+                    failed += 1
             n += 1
+        if whole:
+            conn.close()
+            drop_database(db)
     print('SQL examples of %d documents: %d of %d ran as shown, %d skipped with a reason'
           % (len(paths), passed, passed + failed + skipped, skipped))
     return 1 if failed else 0
