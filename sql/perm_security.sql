@@ -322,6 +322,23 @@ RESET enable_seqscan;
 RESET enable_sort;
 RESET search_path;
 RESET ROLE;
+-- a tenant's nearest 64-bit fingerprints under a condition around the
+-- same point (hamming_near(fp, q, k) ORDER BY fp <-> q, or fp <-> q <= k):
+-- the scan folds it into its bound and reads no row, its entries holding
+-- whole fingerprints (permwideknn.c); the owner runs it, no policy applying
+-- to the owner, so the condition is an index condition.  What lower()
+-- receives: the ten rows the executor hands out, no candidate more.
+DELETE FROM regress_rls.got;
+SET ROLE regress_simhash_owner;
+SET search_path = regress_rls, pg_catalog, public;
+SET enable_seqscan = off;
+SELECT count(*) AS rows FROM (SELECT id, sec_norm(body) FROM sec_rlst WHERE site = 1 AND hamming_near(sec_norm(body), simhash('page 3 of the site'), 40) ORDER BY sec_norm(body) <-> simhash('page 3 of the site') LIMIT 10) s;
+SELECT count(*) AS rows FROM (SELECT id, sec_norm(body) FROM sec_rlst WHERE site = 1 AND sec_norm(body) <-> simhash('page 3 of the site') <= 40 ORDER BY sec_norm(body) <-> simhash('page 3 of the site') LIMIT 10) s;
+RESET enable_seqscan;
+RESET search_path;
+RESET ROLE;
+SELECT count(*) AS texts_received FROM regress_rls.got;
+SELECT * FROM plan($$SELECT id FROM sec_rlst WHERE site = 1 AND hamming_near(sec_norm(body), simhash('page 3 of the site'), 40) ORDER BY sec_norm(body) <-> simhash('page 3 of the site') LIMIT 10$$);
 -- a role with INSERT only, into a table whose exclusion constraint is on
 -- the owner's function: the check compares stored 64-bit keys and reads no
 -- stored row (permprobe.c, PermSearchConstraint); the 20 new rows pass,

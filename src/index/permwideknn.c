@@ -215,6 +215,8 @@ typedef struct PermWideOrder
 	int			cap;			/* no row farther than this passes the quals */
 	int			nquals;
 	PermWideQual   *quals;
+	bool		code_qual;		/* a qual on the code was given (some may
+								 * be folded into cap) */
 	uint64		tenant;			/* the tenant's bits of every key */
 	bool		tenant_known;	/* false: a leading column has no equality
 								 * (the scan sweeps the table at once) */
@@ -438,7 +440,22 @@ order_begin(IndexScanDesc scan, PermScanOpaque so)
 		for (i = 0; i < wo->nquals; i++)
 			wo->cap = Min(wo->cap, wo->quals[i].radius +
 						  simhash_bit_distance(wo->quals[i].code, wo->center));
+
+		/*
+		 * A qual around the center itself (WHERE hamming_near(code, q, k)
+		 * ORDER BY code <-> q, the usual form) is the cap, exactly: the
+		 * rings need no code but their entries' distance for it, and where
+		 * the entries hold whole codes (a tenant's 64-bit fingerprints)
+		 * no row is read.
+		 */
+		wo->code_qual = (wo->nquals > 0);
+		for (i = 0, t = 0; i < wo->nquals; i++)
+			if (simhash_bit_distance(wo->quals[i].code, wo->center) > 0)
+				wo->quals[t++] = wo->quals[i];
+		wo->nquals = t;
 	}
+	else
+		wo->code_qual = (wo->nquals > 0);
 	for (t = 0; t < wo->m; t++)
 		wo->rho[t] = -1;
 	wo->deferred_min = PERM_NDISTANCES;
@@ -841,7 +858,7 @@ PermWideKnnGettuple(IndexScanDesc scan, PermScanOpaque so)
 	 * a qual on the code is strict: no row whose code is NULL passes one
 	 * (the leading columns' equalities are the executor's to recheck)
 	 */
-	if (wo->nquals > 0 || wo->cap < 0)
+	if (wo->code_qual || wo->cap < 0)
 		return false;
 
 	/* the store's list of rows without a code: no row read (permknn.c) */

@@ -17,11 +17,11 @@
  * index chosen for its predicate alone, a tenant's equality alone) is
  * answered but never wanted: it costs more than the sequential scan it
  * stands in for.  And the nearest-neighbour scan within a tenant of 64-bit
- * fingerprints with a condition on the code (or of bit(n) codes on an
- * index whose store keeps no codes) reads each candidate's row to learn
- * its distance, computing the index expression on it before the executor
- * applies row-level security: on a table with security quals for the
- * caller it is not built.
+ * fingerprints with a condition on the code around another point than its
+ * ORDER BY's (or of bit(n) codes on an index whose store keeps no codes)
+ * reads each candidate's row to learn its distance, computing the index
+ * expression on it before the executor applies row-level security: on a
+ * table with security quals for the caller it is not built.
  *
  * The access method cannot refuse a scan at plan time: the planner builds
  * an index path for any condition on any column of an index that takes
