@@ -24,8 +24,21 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source tools/common.sh
 
+# Where the time goes: each step's duration since the one before, printed
+# as it ends ("== time: ...") and again, all together, at the end of the log
+SIMHASH_TIMES=$(mktemp /tmp/simhash-times.XXXXXX)
+lap_start=$SECONDS
+lap() {	# what took the time since the last lap
+	local s=$((SECONDS - lap_start))
+	printf '%6d s  %s\n' "$s" "$1" >>"$SIMHASH_TIMES"
+	echo "== time: $1: $s s"
+	lap_start=$SECONDS
+}
+
 simhash_install_deps
+lap "Debian packages (apt-get)"
 simhash_build_install
+lap "build and install for PostgreSQL 15"
 
 passed=0
 failed=0
@@ -33,6 +46,7 @@ failed=0
 SIMHASH_FAILURE_LOG=$(mktemp /tmp/simhash-failures.XXXXXX)
 export SIMHASH_FAILURE_LOG
 record() {	# suite name, exit status
+	lap "$1"
 	if [ "$2" -eq 0 ]; then
 		passed=$((passed + 1))
 	else
@@ -136,6 +150,7 @@ rc=0
 bash tools/build_citus.sh || rc=$?
 if [ $rc -eq 2 ]; then
 	echo "== Citus: not available, test/t/011_citus.pl will skip"
+	lap "Citus build (no source: not built)"
 else
 	record "Citus build" $rc
 fi
@@ -187,6 +202,10 @@ if [ -s "$SIMHASH_FAILURE_LOG" ]; then
 	head -150 "$SIMHASH_FAILURE_LOG"
 fi
 rm -f "$SIMHASH_FAILURE_LOG"
+echo "== where the time went (each step since the one before)"
+cat "$SIMHASH_TIMES"
+printf '%6d s  %s\n' "$SECONDS" "the whole run ($((SECONDS / 60)) min $((SECONDS % 60)) s)"
+rm -f "$SIMHASH_TIMES"
 echo "== test suites"
 echo "suites: $passed passed, $failed failed"
 [ $failed -eq 0 ]
