@@ -20,7 +20,7 @@
  *	permbuildparallel.c	CREATE INDEX with parallel workers: shares of the
  *					scan, tables sorted by workers, written by the leader
  *	permradius.c	an exclusion constraint's radius always holds for its rows:
- *					ALTER INDEX ... SET (max_distance) and rebuilds check them
+ *					ALTER INDEX ... SET (radius) and rebuilds check them
  *	perminsert.c	aminsert: the insert path, page splits, new roots, WAL
  *	permgrow.c		a young index's layout follows the rows: a new layout
  *					written beside the old, one metapage record switches
@@ -85,7 +85,7 @@
 /* Operator strategies and support functions */
 #define PERM_WITHIN_STRATEGY	1	/* fp <@ simhash_within(q, k) */
 #define PERM_DISTANCE_STRATEGY	2	/* ORDER BY fp <-> q */
-#define PERM_NEAR_DUP_STRATEGY	3	/* EXCLUDE (fp WITH ~=): within max_distance */
+#define PERM_NEAR_DUP_STRATEGY	3	/* EXCLUDE (fp WITH ~=): within the radius */
 #define PERM_EQUAL_STRATEGY		4	/* tenant = value: a leading column */
 #define PERM_NSTRATEGIES		4
 #define PERM_NPROCS				0
