@@ -1,4 +1,4 @@
-/* simhash 1.5 -> 1.6: the 128-bit fingerprint; Hamming distance of bit(n) codes; character tokens; boilerplate sentences */
+/* simhash 1.5 -> 1.6: the 128-bit fingerprint; Hamming distance of bit(n) codes; character tokens; boilerplate sentences; simhash_perm_info's column radius */
 
 \echo Use "ALTER EXTENSION simhash UPDATE TO '1.6'" to load this file. \quit
 
@@ -359,3 +359,23 @@ CREATE FUNCTION simhash_rows_received(node pg_catalog.text,
 	RETURNS pg_catalog.bytea
 	AS 'MODULE_PATHNAME'
 	LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+-- simhash_perm_info's second column is the index's design radius, which
+-- the option radius gives on every index (max_distance, its older name,
+-- works on 64-bit fingerprints only): the column is named radius.  An
+-- output column's name is part of the function's result type, which
+-- CREATE OR REPLACE cannot change; the function is dropped and created
+-- again, with its privileges (simhash--1.1--1.2.sql: not executable by
+-- PUBLIC).
+DROP FUNCTION simhash_perm_info(pg_catalog.regclass);
+CREATE FUNCTION simhash_perm_info(index regclass,
+	OUT table_no pg_catalog.int4, OUT radius pg_catalog.int4,
+	OUT prefix_bits pg_catalog.int4, OUT prefix pg_catalog.text,
+	OUT height pg_catalog.int4, OUT leaf_pages pg_catalog.int8,
+	OUT entries pg_catalog.int8, OUT buckets pg_catalog.int8,
+	OUT largest_bucket pg_catalog.int8, OUT blocks pg_catalog.int4,
+	OUT index_pages pg_catalog.int8)
+	RETURNS SETOF record
+	AS 'MODULE_PATHNAME', 'simhash_perm_info'
+	LANGUAGE C STABLE STRICT PARALLEL SAFE;
+REVOKE ALL ON FUNCTION simhash_perm_info(pg_catalog.regclass) FROM PUBLIC;

@@ -63,7 +63,7 @@ def main():
     # one"; joined with the table itself it finds the same pairs, one probe
     # per row.  It is what checks a new batch against the table.
     timed("CREATE INDEX ... USING simhash_perm (fp)",
-          f"CREATE INDEX texts_fp ON texts USING simhash_perm (fp) WITH (max_distance = {min(k, 8)})")
+          f"CREATE INDEX texts_fp ON texts USING simhash_perm (fp) WITH (radius = {min(k, 8)})")
     psql("ANALYZE texts")
     same = psql(f"SELECT count(*) = (SELECT count(*) FROM pairs) FROM texts a JOIN texts b "
                 f"ON hamming_near(b.fp, a.fp, {k}) AND a.id < b.id")[0][0]
@@ -128,10 +128,10 @@ def crawler(k):
     names the stored text each skipped one repeats."""
     batches = 8
     print(f"\n== a crawler's ingest: {batches} batches into a table that refuses near-copies "
-          f"(EXCLUDE USING simhash_perm (fp WITH ~=), max_distance {k})")
+          f"(EXCLUDE USING simhash_perm (fp WITH ~=), radius {k})")
     psql(f"CREATE TABLE kept (id int PRIMARY KEY, package text, body text, fp simhash64, "
          f"CONSTRAINT kept_no_near_copies EXCLUDE USING simhash_perm (fp WITH ~=) "
-         f"WITH (max_distance = {k}))")
+         f"WITH (radius = {k}))")
     t0 = time.time()
     stored = skipped = 0
     for b in range(batches):

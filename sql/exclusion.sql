@@ -1,12 +1,12 @@
 --
 -- Near-duplicate exclusion constraints on simhash_perm: EXCLUDE USING
--- simhash_perm (fp WITH ~=) refuses a row within the index's max_distance
+-- simhash_perm (fp WITH ~=) refuses a row within the index's radius
 -- of a stored one (SQLSTATE 23P01), and INSERT ... ON CONFLICT DO NOTHING
 -- skips it.  Concurrent sessions: test/isolation/specs/perm_exclusion.spec;
 -- a stress run with a crash: test/t/008_exclusion_stress.pl.
 --
 CREATE TABLE pages (id int, url text, fp simhash64,
-  CONSTRAINT pages_no_near_copies EXCLUDE USING simhash_perm (fp WITH ~=) WITH (max_distance = 3));
+  CONSTRAINT pages_no_near_copies EXCLUDE USING simhash_perm (fp WITH ~=) WITH (radius = 3));
 -- the radius is part of the definition that pg_dump restores
 SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conname = 'pages_no_near_copies';
 
@@ -85,7 +85,7 @@ DROP TABLE crawl;
 -- uniform, planted clusters, skewed prefixes, thousands of identical rows,
 -- NULLs.
 CREATE TABLE kept_by_constraint (id int, fp simhash64,
-  EXCLUDE USING simhash_perm (fp WITH ~=) WITH (max_distance = 3));
+  EXCLUDE USING simhash_perm (fp WITH ~=) WITH (radius = 3));
 INSERT INTO kept_by_constraint SELECT id, fp FROM shapes WHERE id % 3 = 0 OR shape <> 'uniform'
   ORDER BY id ON CONFLICT DO NOTHING;
 CREATE TABLE kept_by_reading (id int, fp simhash64);
@@ -110,17 +110,17 @@ SELECT count(*) AS index_check FROM simhash_perm_check(
   (SELECT indexrelid FROM pg_index WHERE indrelid = 'kept_by_constraint'::regclass)::regclass, true) WHERE table_no >= 0;
 DROP TABLE kept_by_constraint, kept_by_reading;
 
--- Radii: max_distance 0 is a unique constraint on the fingerprint; a wider
+-- Radii: radius 0 is a unique constraint on the fingerprint; a wider
 -- design radius (with more blocks) refuses rows farther out; a radius out
 -- of range is refused
-CREATE TABLE exact_only (fp simhash64, EXCLUDE USING simhash_perm (fp WITH ~=) WITH (max_distance = 0));
+CREATE TABLE exact_only (fp simhash64, EXCLUDE USING simhash_perm (fp WITH ~=) WITH (radius = 0));
 INSERT INTO exact_only VALUES (pseudo_fp(1)), (flip_bits(pseudo_fp(1), 1, 1));
 INSERT INTO exact_only VALUES (pseudo_fp(1));
-CREATE TABLE wide (fp simhash64, EXCLUDE USING simhash_perm (fp WITH ~=) WITH (max_distance = 6, blocks = 8));
+CREATE TABLE wide (fp simhash64, EXCLUDE USING simhash_perm (fp WITH ~=) WITH (radius = 6, blocks = 8));
 INSERT INTO wide VALUES (pseudo_fp(1));
 INSERT INTO wide VALUES ((pseudo_fp(1)::bigint # 127)::simhash64);
 INSERT INTO wide VALUES ((pseudo_fp(1)::bigint # 63)::simhash64);
-CREATE TABLE too_wide (fp simhash64, EXCLUDE USING simhash_perm (fp WITH ~=) WITH (max_distance = 13));
+CREATE TABLE too_wide (fp simhash64, EXCLUDE USING simhash_perm (fp WITH ~=) WITH (radius = 13));
 DROP TABLE exact_only, wide;
 
 -- Changing the radius: ALTER INDEX ... SET changes the definition that
@@ -129,18 +129,18 @@ DROP TABLE exact_only, wide;
 -- then writes are refused rather than checked against a radius the
 -- definition no longer shows
 CREATE TABLE retuned (id int, fp simhash64,
-  CONSTRAINT retuned_excl EXCLUDE USING simhash_perm (fp WITH ~=) WITH (max_distance = 2));
+  CONSTRAINT retuned_excl EXCLUDE USING simhash_perm (fp WITH ~=) WITH (radius = 2));
 INSERT INTO retuned VALUES (1, '0000000000000000'), (2, '0000000000000007'), (3, 'ffff000000000000');
 -- rows 1 and 2 lie 3 apart: a radius of 3 is refused, naming them, and
 -- the definition keeps 2
-ALTER INDEX retuned_excl SET (max_distance = 3);
-ALTER INDEX retuned_excl RESET (max_distance);
+ALTER INDEX retuned_excl SET (radius = 3);
+ALTER INDEX retuned_excl RESET (radius);
 SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conname = 'retuned_excl';
 -- a smaller radius needs no search
-ALTER INDEX retuned_excl SET (max_distance = 1);
-ALTER INDEX retuned_excl SET (max_distance = 2);
+ALTER INDEX retuned_excl SET (radius = 1);
+ALTER INDEX retuned_excl SET (radius = 2);
 DELETE FROM retuned WHERE id = 2;
-ALTER INDEX retuned_excl SET (max_distance = 3);
+ALTER INDEX retuned_excl SET (radius = 3);
 SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conname = 'retuned_excl';
 -- the index still enforces the radius it was built with: writes wait
 INSERT INTO retuned VALUES (4, 'ffffffffffffffff');
@@ -153,11 +153,11 @@ SELECT id, fp FROM retuned ORDER BY id;
 -- the rows itself: a radius raised without a check of the rows (as
 -- simhash 1.5 allowed; here by writing the catalog) fails it, naming a pair
 INSERT INTO retuned VALUES (8, '000000000000001f');
-UPDATE pg_class SET reloptions = '{max_distance=5}' WHERE relname = 'retuned_excl';
+UPDATE pg_class SET reloptions = '{radius=5}' WHERE relname = 'retuned_excl';
 VACUUM FULL retuned;
 CREATE INDEX retuned_id ON retuned (id);
 CLUSTER retuned USING retuned_id;
-ALTER INDEX retuned_excl SET (max_distance = 3);
+ALTER INDEX retuned_excl SET (radius = 3);
 VACUUM FULL retuned;
 CLUSTER retuned USING retuned_id;
 SELECT id, fp FROM retuned ORDER BY id;

@@ -28,28 +28,28 @@ CREATE TABLE t (id int, fp simhash64);
 INSERT INTO t SELECT g, pseudo_fp(g) FROM generate_series(1, 5000) g;
 INSERT INTO t VALUES (0, NULL), (-1, NULL);
 CREATE INDEX t_default ON t USING simhash_perm (fp);
-SELECT count(*) AS tables, min(max_distance) AS k, min(blocks) AS b,
+SELECT count(*) AS tables, min(radius) AS k, min(blocks) AS b,
        min(prefix_bits) AS min_prefix, max(prefix_bits) AS max_prefix,
        min(entries) AS entries_per_table
   FROM simhash_perm_info('t_default');
-CREATE INDEX t_k3b5 ON t USING simhash_perm (fp) WITH (max_distance = 3, blocks = 5);
+CREATE INDEX t_k3b5 ON t USING simhash_perm (fp) WITH (radius = 3, blocks = 5);
 SELECT count(*) AS tables, min(prefix_bits), max(prefix_bits) FROM simhash_perm_info('t_k3b5');
-CREATE INDEX t_k0 ON t USING simhash_perm (fp) WITH (max_distance = 0);
+CREATE INDEX t_k0 ON t USING simhash_perm (fp) WITH (radius = 0);
 SELECT count(*) AS tables, min(prefix_bits) FROM simhash_perm_info('t_k0');
-CREATE INDEX t_k6 ON t USING simhash_perm (fp) WITH (max_distance = 6);
+CREATE INDEX t_k6 ON t USING simhash_perm (fp) WITH (radius = 6);
 SELECT count(*) AS tables, min(prefix_bits), max(prefix_bits) FROM simhash_perm_info('t_k6');
 -- each table's prefix is a different choice of blocks
 SELECT count(DISTINCT prefix) = count(*) AS distinct_prefixes FROM simhash_perm_info('t_k3b5');
-CREATE INDEX t_bad ON t USING simhash_perm (fp) WITH (max_distance = 3, blocks = 3);
-CREATE INDEX t_bad ON t USING simhash_perm (fp) WITH (max_distance = 8, blocks = 16);
-CREATE INDEX t_bad ON t USING simhash_perm (fp) WITH (max_distance = 13);
+CREATE INDEX t_bad ON t USING simhash_perm (fp) WITH (radius = 3, blocks = 3);
+CREATE INDEX t_bad ON t USING simhash_perm (fp) WITH (radius = 8, blocks = 16);
+CREATE INDEX t_bad ON t USING simhash_perm (fp) WITH (radius = 13);
 CREATE INDEX t_bad ON t USING simhash_perm (fp) WITH (blocks = 17);
 CREATE INDEX t_bad ON t USING simhash_perm (fp) WITH (tables = 4);
 -- ALTER INDEX ... SET applies the same rules as CREATE INDEX
 ALTER INDEX t_k3b5 SET (blocks = 2);
 ALTER INDEX t_k3b5 SET (blocks = 3);
-ALTER INDEX t_k0 SET (max_distance = 9);
-ALTER INDEX t_k6 RESET (max_distance);
+ALTER INDEX t_k0 SET (radius = 9);
+ALTER INDEX t_k6 RESET (radius);
 ALTER INDEX t_k3b5 SET (blocks = 6);
 SELECT reloptions FROM pg_class WHERE relname = 't_k3b5';
 -- the layout is the one built; the new options take effect at REINDEX
@@ -58,7 +58,7 @@ REINDEX INDEX t_k3b5;
 SELECT count(*) AS tables FROM simhash_perm_info('t_k3b5');
 DROP INDEX t_k3b5, t_k0, t_k6;
 -- the largest radius: C(9, 8) = 9 tables, although C(9, 4) = 126 > 64
-CREATE INDEX t_k8 ON t USING simhash_perm (fp) WITH (max_distance = 8);
+CREATE INDEX t_k8 ON t USING simhash_perm (fp) WITH (radius = 8);
 SELECT count(*) AS tables, min(prefix_bits), max(prefix_bits) FROM simhash_perm_info('t_k8');
 SET enable_seqscan = off;
 EXPLAIN (COSTS OFF)
@@ -77,7 +77,7 @@ SELECT k, array_agg(id ORDER BY id) AS seqscan_ids
   GROUP BY k ORDER BY k;
 RESET enable_indexscan;
 RESET enable_bitmapscan;
-CREATE INDEX t_bad ON t USING simhash_perm (fp) WITH (max_distance = 8, blocks = 12);
+CREATE INDEX t_bad ON t USING simhash_perm (fp) WITH (radius = 8, blocks = 12);
 DROP INDEX t_k8;
 
 -- unsupported index shapes

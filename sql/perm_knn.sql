@@ -158,13 +158,13 @@ SELECT count(*) AS compared, count(*) FILTER (WHERE t.dists <> ARRAY(SELECT d.fp
   FROM truth2 t JOIN q USING (qid);
 RESET enable_seqscan;
 
--- other layouts: six blocks for max_distance 5 (each prefix one block, so
+-- other layouts: six blocks for radius 5 (each prefix one block, so
 -- rings are read a table at a time, as with the default), and five blocks
--- for max_distance 3 (prefixes of two blocks, whole rings)
+-- for radius 3 (prefixes of two blocks, whole rings)
 CREATE TABLE d6 AS SELECT * FROM d;
-CREATE INDEX d6_idx ON d6 USING simhash_perm (fp) WITH (max_distance = 5, blocks = 6);
+CREATE INDEX d6_idx ON d6 USING simhash_perm (fp) WITH (radius = 5, blocks = 6);
 CREATE TABLE d5 AS SELECT * FROM d;
-CREATE INDEX d5_idx ON d5 USING simhash_perm (fp) WITH (max_distance = 3, blocks = 5);
+CREATE INDEX d5_idx ON d5 USING simhash_perm (fp) WITH (radius = 3, blocks = 5);
 ANALYZE d6, d5;
 SET enable_seqscan = off;
 EXPLAIN (COSTS OFF) SELECT id FROM d6 ORDER BY fp <-> '0123456789abcdef' LIMIT 10;

@@ -226,7 +226,7 @@ SELECT rolname, rolsuper FROM pg_roles
 --    code never reaches the reader's lower()
 TRUNCATE regress_attack.seen;
 CREATE TABLE sec_excl (id int, body text,
-	EXCLUDE USING simhash_perm (sec_norm(body) WITH ~=) WITH (max_distance = 2));
+	EXCLUDE USING simhash_perm (sec_norm(body) WITH ~=) WITH (radius = 2));
 INSERT INTO sec_excl SELECT id, body FROM sec_n64 WHERE id <= 50;
 ALTER TABLE sec_excl OWNER TO regress_simhash_owner;
 CREATE INDEX sec_n64_id ON sec_n64 (id);
@@ -239,7 +239,7 @@ REINDEX TABLE public.sec_tenant_su;
 VACUUM FULL public.sec_wide;
 CLUSTER public.sec_n64 USING sec_n64_id;
 CREATE INDEX sec_again ON public.sec_n64_su USING simhash_perm (public.sec_norm(body));
-ALTER INDEX public.sec_excl_sec_norm_excl SET (max_distance = 3);
+ALTER INDEX public.sec_excl_sec_norm_excl SET (radius = 3);
 VACUUM FULL public.sec_excl;
 RESET search_path;
 SELECT count(*) AS reader_code_runs FROM regress_attack.seen;

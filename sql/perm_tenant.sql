@@ -169,9 +169,9 @@ SELECT r, count(*) AS queries,
 SELECT * FROM simhash_perm_check('images_team', heapallindexed => true);
 
 -- 4. the per-tenant near-duplicate constraint: no two rows of one site
---    within max_distance; other sites and NULL sites never conflict
+--    within the radius; other sites and NULL sites never conflict
 CREATE TABLE posts (id int, site int, fp bigint,
-	EXCLUDE USING simhash_perm (site WITH =, fp WITH ~=) WITH (max_distance = 3));
+	EXCLUDE USING simhash_perm (site WITH =, fp WITH ~=) WITH (radius = 3));
 INSERT INTO posts VALUES (1, 1, 1000000), (2, 2, 1000000), (3, NULL, 1000000), (4, NULL, 1000000);
 INSERT INTO posts VALUES (5, 1, 1000000 # 7);				-- 3 bits from row 1
 INSERT INTO posts VALUES (6, 1, 1000000 # 15);			-- 4 bits: no conflict
@@ -194,7 +194,7 @@ SELECT id FROM posts WHERE site = :s2 ORDER BY fp <-> 555::bigint::simhash64;
 RESET enable_seqscan;
 DROP INDEX posts_site;
 -- ALTER cannot raise the radius of such an index (it would not search)
-ALTER INDEX posts_site_fp_excl SET (max_distance = 5);
+ALTER INDEX posts_site_fp_excl SET (radius = 5);
 
 -- 5. what the index refuses, and why
 CREATE TABLE bad (a int, b int, c int, d int, e int, f int, g int, h int, i int, fp bigint, code bit(64), x float8);

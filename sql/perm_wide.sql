@@ -80,7 +80,7 @@ ANALYZE pdq;
 
 -- the layout: m substrings of 256 bits, at the default radius 256 / 8
 SELECT count(*) AS substrings, min(prefix_bits), max(prefix_bits),
-	   sum(prefix_bits) AS bits, min(max_distance) AS radius,
+	   sum(prefix_bits) AS bits, min(radius) AS radius,
 	   min(entries) = max(entries) AND min(entries) = 40400 AS every_row
   FROM simhash_perm_info('pdq_idx');
 

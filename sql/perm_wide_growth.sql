@@ -110,7 +110,7 @@ SELECT grown_layout('gfixed_idx') AS fixed;
 -- 4. Leading equality columns: (tenant, 64-bit fingerprint); each entry
 -- keeps the tenant's hash above its substring, and the new keys keep it
 CREATE TABLE gten (site int, id int, fp simhash64);
-CREATE INDEX gten_idx ON gten USING simhash_perm (site, fp) WITH (max_distance = 8);
+CREATE INDEX gten_idx ON gten USING simhash_perm (site, fp) WITH (radius = 8);
 SELECT grown_layout('gten_idx') AS created_empty;
 INSERT INTO gten SELECT g % 5, g, pseudo_fp(g) FROM generate_series(1, 12000) g;
 INSERT INTO gten SELECT site, 20000 + id, flip_bits(fp, id, id % 11) FROM gten WHERE id <= 600;

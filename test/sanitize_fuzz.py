@@ -699,7 +699,7 @@ class Gen:
                 st.append(r.choice([b'DELETE FROM fz_x WHERE id % 3 = 0;', b'VACUUM fz_x;']))
         st += [b"SELECT 'MISMATCH exclusion' AS x WHERE EXISTS (SELECT 1 FROM fz_x a JOIN fz_x b "
                b"ON a.ctid < b.ctid AND hamming_distance(a.fp, b.fp) <= "
-               b"(SELECT min(max_distance) FROM simhash_perm_info('fz_x_fp_excl')));",
+               b"(SELECT min(radius) FROM simhash_perm_info('fz_x_fp_excl')));",
                b'SELECT fp ~= fp FROM fz_x LIMIT 1;',
                b'DROP TABLE fz_x;']
         return st

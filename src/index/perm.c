@@ -12,11 +12,14 @@
  */
 #include "postgres.h"
 
+#include <ctype.h>
+
 #include "access/reloptions.h"
 #include "commands/progress.h"
 #include "commands/vacuum.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "nodes/parsenodes.h"
 #include "utils/guc.h"
 #include "utils/rel.h"
 
@@ -33,30 +36,36 @@ void
 PermInit(void)
 {
 	perm_relopt_kind = add_reloption_kind();
+
 	/*
 	 * radius is the design radius of every index; max_distance, its older
-	 * name, goes on working on 64-bit codes (dumps, upgrades).  An option
-	 * that does not apply to the index's code type is refused when the
-	 * index is built and when ALTER INDEX sets it (PermLayoutOptions,
-	 * PermWideLayoutOptions), never accepted and ignored.  -1 and 0 stand
-	 * for "not given".
+	 * name, goes on working on 64-bit codes (dumps, upgrades).  The bounds
+	 * given to PostgreSQL are those of an int: the real range of an option
+	 * depends on the index's codes (0 to 12 for radius on 64-bit
+	 * fingerprints, 0 to the width on bit(n) codes), which the options
+	 * alone do not tell, so the build and ALTER's hook check it
+	 * (PermLayoutOptions, PermWideLayoutOptions) and name it, and refuse an
+	 * option that does not apply to the codes; permoptions refuses what is
+	 * not an integer.  Never is a value accepted and ignored.  The defaults
+	 * (-1, 0) stand for "not given", which PermOptions.given tells apart
+	 * from the same value given.
 	 */
 	add_int_reloption(perm_relopt_kind, "radius",
-					  "Design radius: queries up to this Hamming distance probe exact keys (-1: 3 on 64-bit codes, width / 8 on bit(n) codes)",
-					  PERM_DEFAULT_WIDE_RADIUS, -1, PERM_MAX_WIDTH,
+					  "Design radius: queries up to this Hamming distance probe exact keys (default: 3 on 64-bit codes, width / 8 on bit(n) codes)",
+					  PERM_DEFAULT_WIDE_RADIUS, PG_INT32_MIN, PG_INT32_MAX,
 					  AccessExclusiveLock);
 	add_int_reloption(perm_relopt_kind, "max_distance",
-					  "The older name of radius, on 64-bit codes (-1: not given)",
-					  -1, -1, PERM_MAX_MAX_DISTANCE, AccessExclusiveLock);
+					  "The older name of radius, on 64-bit codes",
+					  -1, PG_INT32_MIN, PG_INT32_MAX, AccessExclusiveLock);
 	add_int_reloption(perm_relopt_kind, "blocks",
-					  "Blocks the 64 bits of a fingerprint are split into (0: radius + 1)",
-					  0, 0, PERM_MAX_BLOCKS, AccessExclusiveLock);
+					  "Blocks the 64 bits of a fingerprint are split into (default: radius + 1)",
+					  0, PG_INT32_MIN, PG_INT32_MAX, AccessExclusiveLock);
 	add_int_reloption(perm_relopt_kind, "substrings",
-					  "Substrings a bit(n) code, or a code after leading columns, is cut into, one table each (0: chosen from the width, radius and rows)",
-					  0, 0, PERM_MAX_TABLES, AccessExclusiveLock);
+					  "Substrings a bit(n) code, or a code after leading columns, is cut into, one table each (default: chosen from the width, radius and rows)",
+					  0, PG_INT32_MIN, PG_INT32_MAX, AccessExclusiveLock);
 	add_int_reloption(perm_relopt_kind, "width",
-					  "Width of the bit varying codes of the index (0: the column's, or the first row's)",
-					  0, 0, PERM_MAX_WIDTH, AccessExclusiveLock);
+					  "Width of the bit varying codes of the index (default: the column's, or the first row's)",
+					  0, PG_INT32_MIN, PG_INT32_MAX, AccessExclusiveLock);
 
 	/*
 	 * For tests only: an insert that splits a page stops with an error
@@ -130,7 +139,73 @@ PermInit(void)
 	MarkGUCPrefixReserved("simhash");
 }
 
-/* Parse and validate WITH (...) */
+/* Our options, their flags in PermOptions.given, and their ranges */
+static const struct
+{
+	const char *name;
+	int			flag;
+	const char *range;
+}			perm_options[] =
+{
+	{"max_distance", PERM_OPT_MAX_DISTANCE,
+	"between 0 and " CppAsString2(PERM_MAX_MAX_DISTANCE) ", on 64-bit fingerprints only"},
+	{"blocks", PERM_OPT_BLOCKS,
+	"between radius + 1 and " CppAsString2(PERM_MAX_BLOCKS) ", on 64-bit fingerprints only"},
+	{"radius", PERM_OPT_RADIUS,
+	"between 0 and " CppAsString2(PERM_MAX_MAX_DISTANCE) " on 64-bit fingerprints, and between 0 and the codes' width on bit(n) codes"},
+	{"substrings", PERM_OPT_SUBSTRINGS,
+	"between 1 and " CppAsString2(PERM_MAX_TABLES) ", and at most the codes' width"},
+	{"width", PERM_OPT_WIDTH,
+	"between 1 and " CppAsString2(PERM_MAX_WIDTH)},
+};
+
+/*
+ * Refuse a value of an option that is not an integer written in decimal
+ * digits.  PostgreSQL's parse_int rounds "2.5" to 2 (rint, so "3.5" is 4)
+ * and reads "1e1" as 10, "0x10" as 16 and "010" as 8: the index would be
+ * built with another value than the one its definition (and pg_dump)
+ * shows.  Whitespace around the digits, which parse_int skips, is let be.
+ */
+static void
+check_integer_option(const char *name, const char *value, const char *range)
+{
+	const char *p = value;
+	bool		digits = false;
+	int			parsed = 0;
+
+	while (isspace((unsigned char) *p))
+		p++;
+	if (*p == '+' || *p == '-')
+		p++;
+	while (isdigit((unsigned char) *p))
+	{
+		p++;
+		digits = true;
+	}
+	while (isspace((unsigned char) *p))
+		p++;
+	/* digits alone, within an int, and read as decimal (not octal: 010) */
+	if (digits && *p == '\0' && !parse_int(value, &parsed, 0, NULL))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s %s is out of range", name, value),
+				 errdetail("%s must be %s.", name, range)));
+	if (!digits || *p != '\0' || strtol(value, NULL, 10) != parsed)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s %s is not an integer", name, value),
+				 errdetail("%s must be an integer in decimal digits, %s.",
+						   name, range)));
+}
+
+/*
+ * Parse and validate WITH (...).  validate is true for CREATE INDEX and
+ * ALTER INDEX ... SET, where every option given must be an integer; the
+ * ranges, which depend on the codes, are checked by the build and by
+ * ALTER's hook.  Options stored by an earlier version (max_distance =
+ * 2.5, blocks = 0, then accepted) are read as PostgreSQL reads them, so
+ * that the index goes on working.
+ */
 bytea *
 permoptions(Datum reloptions, bool validate)
 {
@@ -148,29 +223,65 @@ permoptions(Datum reloptions, bool validate)
 		.offset = offsetof(PermOptions, width)},
 	};
 	PermOptions *opts;
+	List	   *given = untransformRelOptions(reloptions);
+	ListCell   *lc;
+	int			flags = 0;
+
+	foreach(lc, given)
+	{
+		DefElem    *def = lfirst_node(DefElem, lc);
+		int			i;
+
+		for (i = 0; i < (int) lengthof(perm_options); i++)
+		{
+			if (strcmp(def->defname, perm_options[i].name) != 0)
+				continue;
+			flags |= perm_options[i].flag;
+			if (validate)
+				check_integer_option(def->defname,
+									 def->arg ? strVal(def->arg) : "",
+									 perm_options[i].range);
+		}
+	}
 
 	opts = (PermOptions *) build_reloptions(reloptions, validate,
 											perm_relopt_kind,
 											sizeof(PermOptions), tab,
 											lengthof(tab));
+	if (opts == NULL)
+		return NULL;
+	opts->given = flags;
 
 	/*
 	 * blocks and the radius must make a layout, whether given to CREATE
 	 * INDEX or to ALTER INDEX ... SET (which would otherwise be accepted and
 	 * break the next REINDEX, and a restore of a dump).  blocks applies to
-	 * 64-bit codes only, whose radius is at most PERM_MAX_MAX_DISTANCE; the
-	 * code type, unknown here, is checked against every option by the
-	 * build and by ALTER's hook (permradius.c).
+	 * 64-bit codes only, whose radius is 0 to PERM_MAX_MAX_DISTANCE; a
+	 * radius out of that range, and an option that does not apply to the
+	 * code type (unknown here), are refused by the build and by ALTER's
+	 * hook (permradius.c).  blocks = 0 is refused here only: an earlier
+	 * version took it for "not given".
 	 */
-	if (validate && opts != NULL && opts->blocks > 0)
+	if (validate && (flags & PERM_OPT_BLOCKS))
 	{
-		int			k = opts->radius >= 0 ? opts->radius :
-			opts->max_distance >= 0 ? opts->max_distance :
+		int			k = (flags & PERM_OPT_RADIUS) ? opts->radius :
+			(flags & PERM_OPT_MAX_DISTANCE) ? opts->max_distance :
 			PERM_DEFAULT_MAX_DISTANCE;
 
-		if (k <= PERM_MAX_MAX_DISTANCE)
+		if (k >= 0 && k <= PERM_MAX_MAX_DISTANCE)
 			PermCheckLayoutOptions(k, opts->blocks);
 	}
+
+	/*
+	 * width is that of the codes, which the build of an empty table takes
+	 * from it: its range is that of every index on bit(n) codes
+	 */
+	if (validate && (flags & PERM_OPT_WIDTH) &&
+		(opts->width < 1 || opts->width > PERM_MAX_WIDTH))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("width %d is out of range", opts->width),
+				 errdetail("width must be between 1 and %d.", PERM_MAX_WIDTH)));
 	return (bytea *) opts;
 }
 

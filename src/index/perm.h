@@ -20,7 +20,7 @@
  *	permbuildparallel.c	CREATE INDEX with parallel workers: shares of the
  *					scan, tables sorted by workers, written by the leader
  *	permradius.c	an exclusion constraint's radius always holds for its rows:
- *					ALTER INDEX ... SET (max_distance) and rebuilds check them
+ *					ALTER INDEX ... SET (radius) and rebuilds check them
  *	perminsert.c	aminsert: the insert path, page splits, new roots, WAL
  *	permgrow.c		a young index's layout follows the rows: a new layout
  *					written beside the old, one metapage record switches
@@ -85,7 +85,7 @@
 /* Operator strategies and support functions */
 #define PERM_WITHIN_STRATEGY	1	/* fp <@ simhash_within(q, k) */
 #define PERM_DISTANCE_STRATEGY	2	/* ORDER BY fp <-> q */
-#define PERM_NEAR_DUP_STRATEGY	3	/* EXCLUDE (fp WITH ~=): within max_distance */
+#define PERM_NEAR_DUP_STRATEGY	3	/* EXCLUDE (fp WITH ~=): within the radius */
 #define PERM_EQUAL_STRATEGY		4	/* tenant = value: a leading column */
 #define PERM_NSTRATEGIES		4
 #define PERM_NPROCS				0
@@ -153,7 +153,12 @@
  * Page structures
  */
 
-/* Options from WITH (...), as stored by build_reloptions */
+/*
+ * Options from WITH (...), as stored by build_reloptions; given says which
+ * the index's definition names (permoptions), so that a value given is
+ * checked against its range even where it equals the value that stands
+ * for "not given"
+ */
 typedef struct PermOptions
 {
 	int32		vl_len_;		/* varlena header (do not touch directly!) */
@@ -166,7 +171,16 @@ typedef struct PermOptions
 								 * chosen (permwide.c) */
 	int			width;			/* bit varying codes: their width; 0: the
 								 * column's, or the first row's */
+	int			given;			/* PERM_OPT_* of the options named */
 } PermOptions;
+
+#define PERM_OPT_MAX_DISTANCE	0x01
+#define PERM_OPT_BLOCKS			0x02
+#define PERM_OPT_RADIUS			0x04
+#define PERM_OPT_SUBSTRINGS		0x08
+#define PERM_OPT_WIDTH			0x10
+
+#define PermOptionGiven(opts, opt) ((opts) != NULL && ((opts)->given & (opt)) != 0)
 
 /*
  * A table as the metapage records it.  bits[] is the table's permutation:
@@ -768,7 +782,8 @@ extern int	PermTenantColumns(Relation index);
 extern VarBit *PermCodeBits(Relation index, Datum value);
 extern int	PermWideSubstringBits(int width, int m, int t);
 extern int	PermWideFewestSubstrings(int width, int tenants);
-extern int	PermRadiusOption(Relation index);
+extern bool PermRadiusOption(Relation index, int *radius,
+							 const char **name);
 extern int	PermFingerprintRadius(Relation index);
 extern int	PermWideMostSubstrings(int width);
 extern int	PermWideTail(int tenants, int radius);

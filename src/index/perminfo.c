@@ -222,7 +222,7 @@ simhash_perm_info(PG_FUNCTION_ARGS)
 				appendStringInfo(&bits, "%s%d", i ? "," : "", layout->bits[t][i]);
 		}
 		values[0] = Int32GetDatum(t);
-		values[1] = Int32GetDatum(layout->max_distance);
+		values[1] = Int32GetDatum(layout->max_distance);	/* radius */
 		values[2] = Int32GetDatum(layout->prefix_bits[t]);
 		values[3] = CStringGetTextDatum(bits.data);
 		values[4] = Int32GetDatum(tables[t].root_level + 1);

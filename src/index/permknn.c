@@ -241,7 +241,7 @@ order_read_ring(IndexScanDesc scan, PermState *state, PermScanOpaque so)
 	bool		whole = so->order_null || so->passes > 0;
 
 	/*
-	 * With B = max_distance + 1 blocks (the default), each table's prefix is
+	 * With B = radius + 1 blocks (the default), each table's prefix is
 	 * one block, and a ring is read a table at a time: each table completes
 	 * one more distance, and a search whose n-th row lies there stops.
 	 */

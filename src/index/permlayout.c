@@ -51,32 +51,33 @@ PermCountTables(int blocks, int max_distance)
 
 /*
  * Check a pair of layout options: CREATE INDEX and ALTER INDEX ... SET
- * (through permoptions) and the build all apply the same rule.  blocks = 0
- * stands for max_distance + 1.
+ * (through permoptions) and the build all apply the same rule.  blocks is
+ * the number given or, when none is, max_distance + 1.
  */
 void
 PermCheckLayoutOptions(int max_distance, int blocks)
 {
-	int			b = blocks > 0 ? blocks : max_distance + 1;
-
-	if (b <= max_distance)
+	if (blocks <= max_distance || blocks > PERM_MAX_BLOCKS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("blocks = %d must be greater than radius = %d",
-						b, max_distance),
-				 errdetail("Two fingerprints within the radius must agree on at least one whole block.")));
-	if (PermCountTables(b, max_distance) < 0)
+				 errmsg("blocks %d is out of range for radius %d",
+						blocks, max_distance),
+				 errdetail("blocks must be between %d and %d: two fingerprints within the radius must agree on at least one whole block.",
+						   max_distance + 1, PERM_MAX_BLOCKS)));
+	if (PermCountTables(blocks, max_distance) < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("blocks = %d and radius = %d need more than %d tables",
-						b, max_distance, PERM_MAX_TABLES),
+						blocks, max_distance, PERM_MAX_TABLES),
 				 errhint("The index keeps C(blocks, radius) tables; use fewer blocks.")));
 }
 
 /*
  * The layout options of an index on 64-bit fingerprints (its reloptions),
  * checked: the design radius (radius, or its older name max_distance) and
- * blocks; substrings and width do not apply
+ * blocks; substrings and width do not apply.  blocks = 0, which an
+ * earlier version accepted for "not given" (permoptions now refuses it),
+ * still stands for radius + 1, so that such an index goes on working.
  */
 void
 PermLayoutOptions(Relation index, int *max_distance, int *blocks)
@@ -85,14 +86,15 @@ PermLayoutOptions(Relation index, int *max_distance, int *blocks)
 	int			k = PermFingerprintRadius(index);
 	int			b;
 
-	if (opts && opts->substrings != 0)
+	if (PermOptionGiven(opts, PERM_OPT_SUBSTRINGS))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("substrings does not apply to index \"%s\" on 64-bit fingerprints",
 						RelationGetRelationName(index)),
 				 errhint("Its fingerprints are cut into blocks: WITH (blocks = %d) gives their number.",
 						 opts->substrings)));
-	b = (opts && opts->blocks > 0) ? opts->blocks : k + 1;
+	b = (PermOptionGiven(opts, PERM_OPT_BLOCKS) && opts->blocks != 0) ?
+		opts->blocks : k + 1;
 	PermCheckLayoutOptions(k, b);
 	*max_distance = k;
 	*blocks = b;

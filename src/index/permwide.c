@@ -184,62 +184,65 @@ PermWideMostSubstrings(int width)
 
 /*
  * The design radius an index's options give: radius, or max_distance (its
- * older name, which only 64-bit codes take); -1 when neither is given.
- * Both given with different values is refused: one would be ignored.
+ * older name, which only 64-bit codes take); false when neither is given.
+ * *name is the one given, for messages.  Both given with different values
+ * is refused: one would be ignored.
  */
-int
-PermRadiusOption(Relation index)
+bool
+PermRadiusOption(Relation index, int *radius, const char **name)
 {
 	PermOptions *opts = (PermOptions *) index->rd_options;
 	bool		bits = index->rd_opcintype[PermCodeColumn(index)] == BITOID;
+	bool		r_given = PermOptionGiven(opts, PERM_OPT_RADIUS);
+	bool		k_given = PermOptionGiven(opts, PERM_OPT_MAX_DISTANCE);
 
-	if (opts == NULL)
-		return -1;
-	if (opts->max_distance >= 0 && bits)
+	if (k_given && bits)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("max_distance does not apply to index \"%s\" on bit(n) codes",
 						RelationGetRelationName(index)),
 				 errhint("Its design radius is radius: WITH (radius = %d).",
 						 opts->max_distance)));
-	if (opts->max_distance >= 0 && opts->radius >= 0 &&
-		opts->max_distance != opts->radius)
+	if (k_given && r_given && opts->max_distance != opts->radius)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("radius = %d and max_distance = %d both give the design radius of index \"%s\"",
 						opts->radius, opts->max_distance,
 						RelationGetRelationName(index)),
 				 errhint("max_distance is the older name of radius: give radius alone (ALTER INDEX ... RESET (max_distance)).")));
-	return opts->radius >= 0 ? opts->radius : opts->max_distance;
+	*radius = r_given ? opts->radius : k_given ? opts->max_distance : -1;
+	*name = r_given ? "radius" : "max_distance";
+	return r_given || k_given;
 }
 
 /*
  * The design radius of an index on 64-bit fingerprints, one column or
- * after leading columns: radius (or max_distance), 3 when not given, at
- * most PERM_MAX_MAX_DISTANCE; width, which gives bit varying codes theirs,
+ * after leading columns: radius (or max_distance), 3 when not given, 0 to
+ * PERM_MAX_MAX_DISTANCE; width, which gives bit varying codes theirs,
  * does not apply
  */
 int
 PermFingerprintRadius(Relation index)
 {
 	PermOptions *opts = (PermOptions *) index->rd_options;
-	int			r = PermRadiusOption(index);
+	int			r;
+	const char *name;
 
-	if (opts && opts->width != 0)
+	if (PermOptionGiven(opts, PERM_OPT_WIDTH))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("width does not apply to index \"%s\" on 64-bit fingerprints",
 						RelationGetRelationName(index)),
 				 errhint("width gives the width of bit varying codes.")));
-	if (r < 0)
-		r = PERM_DEFAULT_MAX_DISTANCE;
-	if (r > PERM_MAX_MAX_DISTANCE)
+	if (!PermRadiusOption(index, &r, &name))
+		return PERM_DEFAULT_MAX_DISTANCE;
+	if (r < 0 || r > PERM_MAX_MAX_DISTANCE)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("radius = %d is more than index \"%s\" on 64-bit fingerprints takes",
-						r, RelationGetRelationName(index)),
-				 errdetail("Its design radius is 0 to %d; queries at any radius are answered exactly.",
-						   PERM_MAX_MAX_DISTANCE)));
+				 errmsg("%s %d is out of range for 64-bit fingerprints",
+						name, r),
+				 errdetail("%s must be between 0 and %d (queries at any radius are answered exactly).",
+						   name, PERM_MAX_MAX_DISTANCE)));
 	return r;
 }
 
@@ -253,19 +256,22 @@ void
 PermWideLayoutOptions(Relation index, int width, int *radius, int *substrings)
 {
 	PermOptions *opts = (PermOptions *) index->rd_options;
-	int			r = PermRadiusOption(index);
-	int			m = opts ? opts->substrings : 0;
+	int			r;
+	const char *name;
+	bool		r_given = PermRadiusOption(index, &r, &name);
+	bool		m_given = PermOptionGiven(opts, PERM_OPT_SUBSTRINGS);
+	int			m = m_given ? opts->substrings : 0;
 	int			tenants = PermTenantColumns(index);
 	bool		bits = index->rd_opcintype[PermCodeColumn(index)] == BITOID;
 
-	if (opts && opts->blocks != 0)
+	if (PermOptionGiven(opts, PERM_OPT_BLOCKS))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("blocks does not apply to index \"%s\"",
 						RelationGetRelationName(index)),
 				 errdetail("An index on bit(n) codes, or with leading columns, cuts its codes into substrings, one table each."),
 				 errhint("WITH (substrings = %d) gives their number.", opts->blocks)));
-	if (bits && opts && opts->width != 0 && opts->width != width)
+	if (bits && PermOptionGiven(opts, PERM_OPT_WIDTH) && opts->width != width)
 		ereport(ERROR,
 				(errcode(ERRCODE_STRING_DATA_LENGTH_MISMATCH),
 				 errmsg("index \"%s\" is declared for %d-bit codes, but its codes have %d bits",
@@ -273,9 +279,9 @@ PermWideLayoutOptions(Relation index, int width, int *radius, int *substrings)
 				 errhint("width must be the codes' width; a new width needs a new index.")));
 
 	/*
-	 * A 64-bit fingerprint after leading columns: its design radius is at
-	 * most PERM_MAX_MAX_DISTANCE, 3 when not given, as in a one-column
-	 * index (the radius of its exclusion constraint)
+	 * A 64-bit fingerprint after leading columns: its design radius is 0
+	 * to PERM_MAX_MAX_DISTANCE, 3 when not given, as in a one-column index
+	 * (the radius of its exclusion constraint)
 	 */
 	if (!bits)
 		r = PermFingerprintRadius(index);
@@ -291,22 +297,25 @@ PermWideLayoutOptions(Relation index, int width, int *radius, int *substrings)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("simhash_perm indexes codes of at most %d bits after leading columns, not %d",
 						PERM_MAX_TABLES * PERM_TENANT_SHIFT, width)));
-	if (r < 0)
+	if (bits && !r_given)
 		r = Max(1, width / 8);
-	if (r > width)
+	else if (bits && (r < 0 || r > width))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("radius = %d is more than the codes' width, %d bits",
-						r, width)));
-	if (m != 0 && (m < PermWideFewestSubstrings(width, tenants) ||
-				   m > PermWideMostSubstrings(width)))
+				 errmsg("radius %d is out of range for %d-bit codes",
+						r, width),
+				 errdetail("radius must be between 0 and %d, the codes' width.",
+						   width)));
+	if (m_given && (m < PermWideFewestSubstrings(width, tenants) ||
+					m > PermWideMostSubstrings(width)))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("substrings = %d does not suit %d-bit codes", m, width),
-				 errdetail("Each substring is a key of at most %d bits: %d-bit codes take %d to %d substrings.",
-						   tenants > 0 ? PERM_TENANT_SHIFT : 64, width,
+				 errmsg("substrings %d is out of range for %d-bit codes%s",
+						m, width, tenants > 0 ? " after leading columns" : ""),
+				 errdetail("substrings must be between %d and %d: each substring is a key of at most %d bits, and one table.",
 						   PermWideFewestSubstrings(width, tenants),
-						   PermWideMostSubstrings(width))));
+						   PermWideMostSubstrings(width),
+						   tenants > 0 ? PERM_TENANT_SHIFT : 64)));
 	*radius = r;
 	*substrings = m;
 }

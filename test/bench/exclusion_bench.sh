@@ -8,8 +8,8 @@
 # added).  fp_of(g) is distinct for distinct g below 2^31 only (hashint8
 # folds the high half of a bigint into the low one), so every stream of new
 # rows draws its g from a range of its own below 2^31:
-#   plain       a simhash_perm index (max_distance 3), no rule: stores copies
-#   constraint  EXCLUDE USING simhash_perm (fp WITH ~=) WITH (max_distance = 3)
+#   plain       a simhash_perm index (radius 3), no rule: stores copies
+#   constraint  EXCLUDE USING simhash_perm (fp WITH ~=) WITH (radius = 3)
 #   racy        a simhash_perm index and INSERT ... WHERE NOT EXISTS (SELECT
 #               ... hamming_near(fp, v, 3)): the form the constraint replaces,
 #               which two sessions can both pass
@@ -56,11 +56,11 @@ INSERT INTO constr SELECT * FROM base;
 INSERT INTO racy SELECT * FROM base;
 SQL
 t0=$(date +%s.%N)
-q -c "CREATE INDEX plain_fp ON plain USING simhash_perm (fp) WITH (max_distance = 3)"
+q -c "CREATE INDEX plain_fp ON plain USING simhash_perm (fp) WITH (radius = 3)"
 t1=$(date +%s.%N)
-q -c "ALTER TABLE constr ADD CONSTRAINT constr_no_near_copies EXCLUDE USING simhash_perm (fp WITH ~=) WITH (max_distance = 3)"
+q -c "ALTER TABLE constr ADD CONSTRAINT constr_no_near_copies EXCLUDE USING simhash_perm (fp WITH ~=) WITH (radius = 3)"
 t2=$(date +%s.%N)
-q -c "CREATE INDEX racy_fp ON racy USING simhash_perm (fp) WITH (max_distance = 3)"
+q -c "CREATE INDEX racy_fp ON racy USING simhash_perm (fp) WITH (radius = 3)"
 q -c "VACUUM ANALYZE plain" -c "VACUUM ANALYZE constr" -c "VACUUM ANALYZE racy" -c CHECKPOINT
 python3 -c "print(f'   CREATE INDEX {$t1 - $t0:.1f} s; ADD CONSTRAINT (build and check every row) {$t2 - $t1:.1f} s')"
 

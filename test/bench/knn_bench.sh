@@ -25,7 +25,7 @@
 # brute-force ground truth); the run fails otherwise.
 #
 # LAYOUTS (default "default"): also measure indexes built WITH (...) other
-# options, e.g. LAYOUTS="default max_distance=5,blocks=6".
+# options, e.g. LAYOUTS="default radius=5,blocks=6".
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tools/common.sh

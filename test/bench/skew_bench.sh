@@ -54,11 +54,11 @@ median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 for run in $(seq 1 "$RUNS"); do
 	q -c "DROP TABLE IF EXISTS t_empty, t_built;
 	CREATE TABLE t_empty (id bigint, fp simhash64,
-	  CONSTRAINT t_empty_nd EXCLUDE USING simhash_perm (fp WITH ~=) WITH (max_distance = 3));
+	  CONSTRAINT t_empty_nd EXCLUDE USING simhash_perm (fp WITH ~=) WITH (radius = 3));
 	INSERT INTO t_empty SELECT g, skewed_fp(g) FROM generate_series(1, $ROWS) g ON CONFLICT DO NOTHING;
 	CREATE TABLE t_built (id bigint, fp simhash64);
 	INSERT INTO t_built SELECT * FROM t_empty;
-	ALTER TABLE t_built ADD CONSTRAINT t_built_nd EXCLUDE USING simhash_perm (fp WITH ~=) WITH (max_distance = 3);"
+	ALTER TABLE t_built ADD CONSTRAINT t_built_nd EXCLUDE USING simhash_perm (fp WITH ~=) WITH (radius = 3);"
 	q -c "VACUUM ANALYZE t_empty, t_built" 2>/dev/null
 	timed "INSERT INTO t_empty SELECT g, skewed_fp(g) FROM generate_series($ROWS + 1, 2 * $ROWS) g ON CONFLICT DO NOTHING" >>"$WORK/empty"
 	timed "INSERT INTO t_built SELECT g, skewed_fp(g) FROM generate_series($ROWS + 1, 2 * $ROWS) g ON CONFLICT DO NOTHING" >>"$WORK/built"

@@ -81,7 +81,7 @@ build_store=$(timed "CREATE INDEX codes_perm ON codes USING simhash_perm (code)"
 q -c "ANALYZE codes"
 size_store=$(q -At -c "SELECT pg_relation_size('codes_perm')")
 store_pages=$(q -At -c "SELECT sum(pages) FROM simhash_perm_check('codes_perm') WHERE table_no < 0")
-layout=$(q -At -c "SELECT count(*) || ' substrings of ' || min(prefix_bits) || '..' || max(prefix_bits) || ' bits, radius ' || min(max_distance) FROM simhash_perm_info('codes_perm')")
+layout=$(q -At -c "SELECT count(*) || ' substrings of ' || min(prefix_bits) || '..' || max(prefix_bits) || ' bits, radius ' || min(radius) FROM simhash_perm_info('codes_perm')")
 
 # pgbench script NAME: a random query id from FIRST to LAST as :qid, then QUERY
 S="$WORK/scripts"

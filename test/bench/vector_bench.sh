@@ -124,7 +124,7 @@ q -c "ANALYZE codes"
 size_perm=$(q -At -c "SELECT pg_relation_size('codes_perm')")
 size_heap=$(q -At -c "SELECT pg_relation_size('codes')")
 store_pages=$(q -At -c "SELECT sum(pages) FROM simhash_perm_check('codes_perm') WHERE table_no < 0")
-layout=$(q -At -c "SELECT count(*) || ' substrings of ' || min(prefix_bits) || '..' || max(prefix_bits) || ' bits, radius ' || min(max_distance) FROM simhash_perm_info('codes_perm')")
+layout=$(q -At -c "SELECT count(*) || ' substrings of ' || min(prefix_bits) || '..' || max(prefix_bits) || ' bits, radius ' || min(radius) FROM simhash_perm_info('codes_perm')")
 
 # the exact answers: the sequential scan's ten distances of every query,
 # then the index's against them, position by position

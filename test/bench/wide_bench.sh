@@ -96,8 +96,8 @@ q -c "CREATE INDEX codes128_btree ON codes128 USING btree (code); DROP INDEX cod
 q -c "ANALYZE codes, codes128"
 size_perm=$(q -At -c "SELECT pg_relation_size('codes_perm')")
 size_perm128=$(q -At -c "SELECT pg_relation_size('codes128_perm')")
-layout=$(q -At -c "SELECT count(*) || ' substrings of ' || min(prefix_bits) || '..' || max(prefix_bits) || ' bits, radius ' || min(max_distance) FROM simhash_perm_info('codes_perm')")
-layout128=$(q -At -c "SELECT count(*) || ' substrings of ' || min(prefix_bits) || '..' || max(prefix_bits) || ' bits, radius ' || min(max_distance) FROM simhash_perm_info('codes128_perm')")
+layout=$(q -At -c "SELECT count(*) || ' substrings of ' || min(prefix_bits) || '..' || max(prefix_bits) || ' bits, radius ' || min(radius) FROM simhash_perm_info('codes_perm')")
+layout128=$(q -At -c "SELECT count(*) || ' substrings of ' || min(prefix_bits) || '..' || max(prefix_bits) || ' bits, radius ' || min(radius) FROM simhash_perm_info('codes128_perm')")
 
 # Exactness: index against sequential scan, every query
 q -c "

@@ -1135,7 +1135,7 @@ Jaccard ≥ 0.9 pairs):
   unigram at k = 8: {pct(recall(zh, 0.9, 8, 0))}, with {fp_within(cz, 8, similar=False)}.
 
 The false-positive counts are too small here to rank the two modes at large k. At the k = 3
-that the README recommends, which is also the index's default `max_distance`, bigram finds far
+that the README recommends, which is also the index's default `radius`, bigram finds far
 fewer pairs. Unigram therefore remains the right default for Chinese, and it is the mode that
 matches English.
 

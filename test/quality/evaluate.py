@@ -265,7 +265,7 @@ RECIPE_SQL = """
 \\timing on
 CREATE TEMP TABLE cand AS
   SELECT id, simhash(body, shingles => '{{1}}', weighting => 'binary') AS fp FROM qdocs;
-CREATE INDEX ON cand USING simhash_perm (fp) WITH (max_distance = {k}, blocks = {blocks});
+CREATE INDEX ON cand USING simhash_perm (fp) WITH (radius = {k}, blocks = {blocks});
 ANALYZE cand;
 CREATE TEMP TABLE candpairs AS
   SELECT a.id AS i, b.id AS j

@@ -116,7 +116,7 @@ def write(result, outdir, default, references):
           "`simhash_perm` index, a self-join with `hamming_near(b.fp, a.fp, k)`, then "
           "`simhash_jaccard(a.body, b.body) >= 0.8`. Time = server time of all statements, "
           "fingerprints and index build included.", "",
-          "| k = index max_distance | index blocks | candidates | verified pairs | recall (J ≥ 0.8) | precision | seconds |",
+          "| k = index radius | index blocks | candidates | verified pairs | recall (J ≥ 0.8) | precision | seconds |",
           "|---|---|---|---|---|---|---|"]
     for r in result["recipe"]:
         L.append(f"| {r['k']} | {r['blocks']} | {r['candidates']:,} | {r['pairs']:,} | "

@@ -211,7 +211,7 @@ my $DELETE_EXPECTED = '11,12,13,14,15,5001,5002,5003,5004,5005';
 my $VACUUM_SQL = 'VACUUM (INDEX_CLEANUP ON) docs';
 my $INFO_SQL = "SELECT * FROM simhash_perm_info('docs_idx') ORDER BY table_no";
 # after the writes: the layout, and whether each table holds the live rows
-my $INFO2_SQL = q{SELECT table_no, max_distance, prefix_bits, prefix, blocks,
+my $INFO2_SQL = q{SELECT table_no, radius, prefix_bits, prefix, blocks,
 	entries = (SELECT count(fp) FROM docs) FROM simhash_perm_info('docs_idx') ORDER BY table_no};
 my @CHECK_SQL = (
 	[ chk => "SELECT * FROM simhash_perm_check('docs_idx')" ],
