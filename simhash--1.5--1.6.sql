@@ -124,6 +124,10 @@ ALTER OPERATOR FAMILY simhash_perm_bigint_ops USING simhash_perm ADD
 -- tenant's rows alone, so no pair joins two tenants (rows of a NULL tenant
 -- pair with none).
 --
+-- Not STRICT, as none of the pairs and clusters functions is from 1.6 on:
+-- a NULL argument (a table, a column name, k, a flag) is an error naming
+-- it (22004) rather than an empty result that reads as "no duplicates".
+--
 CREATE FUNCTION simhash_pairs(source pg_catalog.regclass,
 							  key_column pg_catalog.name,
 							  fp_column pg_catalog.name,
@@ -132,7 +136,7 @@ CREATE FUNCTION simhash_pairs(source pg_catalog.regclass,
 							  progress pg_catalog.bool DEFAULT false)
 	RETURNS SETOF record
 	AS 'MODULE_PATHNAME', 'simhash_pairs_tenant'
-	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
+	LANGUAGE C STABLE PARALLEL RESTRICTED;
 
 CREATE FUNCTION simhash_clusters(source pg_catalog.regclass,
 								 key_column pg_catalog.name,
@@ -143,7 +147,19 @@ CREATE FUNCTION simhash_clusters(source pg_catalog.regclass,
 								 progress pg_catalog.bool DEFAULT false)
 	RETURNS SETOF record
 	AS 'MODULE_PATHNAME', 'simhash_clusters_tenant'
-	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
+	LANGUAGE C STABLE PARALLEL RESTRICTED;
+
+ALTER FUNCTION simhash_pairs(pg_catalog.regclass, pg_catalog.name, pg_catalog.name,
+							 pg_catalog.int4, pg_catalog.bool)
+	CALLED ON NULL INPUT;
+ALTER FUNCTION simhash_clusters(pg_catalog.regclass, pg_catalog.name, pg_catalog.name,
+								pg_catalog.int4, pg_catalog.bool, pg_catalog.bool)
+	CALLED ON NULL INPUT;
+ALTER FUNCTION simhash_pairs_query(pg_catalog.text, pg_catalog.int4, pg_catalog.bool)
+	CALLED ON NULL INPUT;
+ALTER FUNCTION simhash_clusters_query(pg_catalog.text, pg_catalog.int4, pg_catalog.bool,
+									  pg_catalog.bool)
+	CALLED ON NULL INPUT;
 
 --
 -- The near-duplicate constraint on bit(n) codes:

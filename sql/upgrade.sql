@@ -33,6 +33,11 @@ INSERT INTO up_gen VALUES ('inserted under 1.5');
 
 ALTER EXTENSION simhash UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'simhash';
+-- the pairs and clusters functions are no longer STRICT (a NULL argument
+-- is an error naming it)
+SELECT p.oid::regprocedure, p.proisstrict FROM pg_proc p
+ WHERE p.proname IN ('simhash_pairs', 'simhash_clusters', 'simhash_pairs_query', 'simhash_clusters_query')
+ ORDER BY p.oid::regprocedure::text;
 -- the objects 1.1 adds, with their properties
 SELECT p.proname, p.provolatile, p.proisstrict, p.proparallel
   FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e'
