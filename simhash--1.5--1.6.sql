@@ -66,6 +66,15 @@ CREATE FUNCTION hamming_within(pg_catalog.bit, k pg_catalog.int4) RETURNS hammin
 	AS 'MODULE_PATHNAME', 'hamming_within'
 	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
+-- hamming_within('8f3a...', k): a quoted code resolves to this overload
+-- (the parser prefers text for an unknown literal), which reads it as bit
+-- does (binary digits, or 'x' and hexadecimal digits) and refuses
+-- hexadecimal digits without the 'x' with the literal to write instead.
+-- hamming_within(B'...', k) and a bit(n) column stay with the first.
+CREATE FUNCTION hamming_within(pg_catalog.text, k pg_catalog.int4) RETURNS hamming_query
+	AS 'MODULE_PATHNAME', 'hamming_within_text'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
 CREATE FUNCTION hamming_within_match(pg_catalog.bit, hamming_query) RETURNS pg_catalog.bool
 	AS 'MODULE_PATHNAME', 'hamming_within_match'
 	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
