@@ -124,6 +124,30 @@ CREATE OPERATOR CLASS simhash_perm_uuid_ops
 	DEFAULT FOR TYPE pg_catalog.uuid USING simhash_perm AS
 		OPERATOR 4 pg_catalog.= (pg_catalog.uuid, pg_catalog.uuid);
 
+-- Numbers and times as tenants too.  The key holds the value's hash from
+-- its type's default hash class, which agrees with its =: float8's hashes
+-- -0 as +0 and every NaN alike, numeric's 1.0 as 1.00, timestamptz's one
+-- instant whatever the time zone it was written in.
+CREATE OPERATOR CLASS simhash_perm_float8_ops
+	DEFAULT FOR TYPE pg_catalog.float8 USING simhash_perm AS
+		OPERATOR 4 pg_catalog.= (pg_catalog.float8, pg_catalog.float8);
+
+CREATE OPERATOR CLASS simhash_perm_numeric_ops
+	DEFAULT FOR TYPE pg_catalog.numeric USING simhash_perm AS
+		OPERATOR 4 pg_catalog.= (pg_catalog.numeric, pg_catalog.numeric);
+
+CREATE OPERATOR CLASS simhash_perm_date_ops
+	DEFAULT FOR TYPE pg_catalog.date USING simhash_perm AS
+		OPERATOR 4 pg_catalog.= (pg_catalog.date, pg_catalog.date);
+
+CREATE OPERATOR CLASS simhash_perm_timestamp_ops
+	DEFAULT FOR TYPE pg_catalog.timestamp USING simhash_perm AS
+		OPERATOR 4 pg_catalog.= (pg_catalog.timestamp, pg_catalog.timestamp);
+
+CREATE OPERATOR CLASS simhash_perm_timestamptz_ops
+	DEFAULT FOR TYPE pg_catalog.timestamptz USING simhash_perm AS
+		OPERATOR 4 pg_catalog.= (pg_catalog.timestamptz, pg_catalog.timestamptz);
+
 ALTER OPERATOR FAMILY simhash_perm_bigint_ops USING simhash_perm ADD
 	OPERATOR 4 pg_catalog.= (pg_catalog.int8, pg_catalog.int8);
 
