@@ -408,3 +408,29 @@ CREATE FUNCTION simhash_rows_received(node pg_catalog.text,
 	RETURNS pg_catalog.bytea
 	AS 'MODULE_PATHNAME'
 	LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+-- The four functions above are run by simhash_pairs() and
+-- simhash_clusters(), through Citus, as the role that called them: a
+-- part's connection to each node is that role's, so they stay executable
+-- by PUBLIC (revoking it would break the search on the workers for every
+-- role but superusers).  None is SECURITY DEFINER: each can do only what
+-- its caller could with a SELECT.  Their comments say so where \df+ shows
+-- them; docs/scaling_out.md documents them.
+COMMENT ON FUNCTION simhash_pairs_part(pg_catalog.text, pg_catalog.int4, pg_catalog.text,
+									   pg_catalog.int4, pg_catalog.int4, pg_catalog.bool) IS
+	'internal: one part of simhash_pairs() or simhash_clusters() of a Citus table, run on a worker as the caller';
+COMMENT ON FUNCTION simhash_pairs_part_has(pg_catalog.int8, pg_catalog.text, pg_catalog.int4,
+										   pg_catalog.int4) IS
+	'internal: whether a part of simhash_pairs() on Citus searches a fingerprint';
+COMMENT ON AGGREGATE simhash_rows_pack(anyelement, pg_catalog.int8) IS
+	'internal: packs rows for another node''s part of simhash_pairs() on Citus';
+COMMENT ON FUNCTION simhash_rows_pack_step(pg_catalog.bytea, anyelement, pg_catalog.int8) IS
+	'internal: transition function of simhash_rows_pack';
+COMMENT ON FUNCTION simhash_rows_received(pg_catalog.text, pg_catalog.int4, pg_catalog.bool,
+										  pg_catalog.text) IS
+	'internal: the rows another node packed for a part of simhash_pairs() on Citus';
+
+-- What \dx shows.  CREATE EXTENSION takes it from simhash.control, and an
+-- update would keep the one the installed version was created with.
+COMMENT ON EXTENSION simhash IS
+	'64- and 128-bit simhash of text, Hamming search on fingerprints and bit(n) codes, the simhash_perm index, pairs and clusters';
