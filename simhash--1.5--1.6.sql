@@ -66,6 +66,15 @@ CREATE FUNCTION hamming_within(pg_catalog.bit, k pg_catalog.int4) RETURNS hammin
 	AS 'MODULE_PATHNAME', 'hamming_within'
 	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
+-- hamming_within('8f3a...', k): a quoted code resolves to this overload
+-- (the parser prefers text for an unknown literal), which reads it as bit
+-- does (binary digits, or 'x' and hexadecimal digits) and refuses
+-- hexadecimal digits without the 'x' with the literal to write instead.
+-- hamming_within(B'...', k) and a bit(n) column stay with the first.
+CREATE FUNCTION hamming_within(pg_catalog.text, k pg_catalog.int4) RETURNS hamming_query
+	AS 'MODULE_PATHNAME', 'hamming_within_text'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
 CREATE FUNCTION hamming_within_match(pg_catalog.bit, hamming_query) RETURNS pg_catalog.bool
 	AS 'MODULE_PATHNAME', 'hamming_within_match'
 	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
@@ -115,6 +124,30 @@ CREATE OPERATOR CLASS simhash_perm_uuid_ops
 	DEFAULT FOR TYPE pg_catalog.uuid USING simhash_perm AS
 		OPERATOR 4 pg_catalog.= (pg_catalog.uuid, pg_catalog.uuid);
 
+-- Numbers and times as tenants too.  The key holds the value's hash from
+-- its type's default hash class, which agrees with its =: float8's hashes
+-- -0 as +0 and every NaN alike, numeric's 1.0 as 1.00, timestamptz's one
+-- instant whatever the time zone it was written in.
+CREATE OPERATOR CLASS simhash_perm_float8_ops
+	DEFAULT FOR TYPE pg_catalog.float8 USING simhash_perm AS
+		OPERATOR 4 pg_catalog.= (pg_catalog.float8, pg_catalog.float8);
+
+CREATE OPERATOR CLASS simhash_perm_numeric_ops
+	DEFAULT FOR TYPE pg_catalog.numeric USING simhash_perm AS
+		OPERATOR 4 pg_catalog.= (pg_catalog.numeric, pg_catalog.numeric);
+
+CREATE OPERATOR CLASS simhash_perm_date_ops
+	DEFAULT FOR TYPE pg_catalog.date USING simhash_perm AS
+		OPERATOR 4 pg_catalog.= (pg_catalog.date, pg_catalog.date);
+
+CREATE OPERATOR CLASS simhash_perm_timestamp_ops
+	DEFAULT FOR TYPE pg_catalog.timestamp USING simhash_perm AS
+		OPERATOR 4 pg_catalog.= (pg_catalog.timestamp, pg_catalog.timestamp);
+
+CREATE OPERATOR CLASS simhash_perm_timestamptz_ops
+	DEFAULT FOR TYPE pg_catalog.timestamptz USING simhash_perm AS
+		OPERATOR 4 pg_catalog.= (pg_catalog.timestamptz, pg_catalog.timestamptz);
+
 ALTER OPERATOR FAMILY simhash_perm_bigint_ops USING simhash_perm ADD
 	OPERATOR 4 pg_catalog.= (pg_catalog.int8, pg_catalog.int8);
 
@@ -124,6 +157,10 @@ ALTER OPERATOR FAMILY simhash_perm_bigint_ops USING simhash_perm ADD
 -- tenant's rows alone, so no pair joins two tenants (rows of a NULL tenant
 -- pair with none).
 --
+-- Not STRICT, as none of the pairs and clusters functions is from 1.6 on:
+-- a NULL argument (a table, a column name, k, a flag) is an error naming
+-- it (22004) rather than an empty result that reads as "no duplicates".
+--
 CREATE FUNCTION simhash_pairs(source pg_catalog.regclass,
 							  key_column pg_catalog.name,
 							  fp_column pg_catalog.name,
@@ -132,7 +169,7 @@ CREATE FUNCTION simhash_pairs(source pg_catalog.regclass,
 							  progress pg_catalog.bool DEFAULT false)
 	RETURNS SETOF record
 	AS 'MODULE_PATHNAME', 'simhash_pairs_tenant'
-	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
+	LANGUAGE C STABLE PARALLEL RESTRICTED;
 
 CREATE FUNCTION simhash_clusters(source pg_catalog.regclass,
 								 key_column pg_catalog.name,
@@ -143,7 +180,19 @@ CREATE FUNCTION simhash_clusters(source pg_catalog.regclass,
 								 progress pg_catalog.bool DEFAULT false)
 	RETURNS SETOF record
 	AS 'MODULE_PATHNAME', 'simhash_clusters_tenant'
-	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
+	LANGUAGE C STABLE PARALLEL RESTRICTED;
+
+ALTER FUNCTION simhash_pairs(pg_catalog.regclass, pg_catalog.name, pg_catalog.name,
+							 pg_catalog.int4, pg_catalog.bool)
+	CALLED ON NULL INPUT;
+ALTER FUNCTION simhash_clusters(pg_catalog.regclass, pg_catalog.name, pg_catalog.name,
+								pg_catalog.int4, pg_catalog.bool, pg_catalog.bool)
+	CALLED ON NULL INPUT;
+ALTER FUNCTION simhash_pairs_query(pg_catalog.text, pg_catalog.int4, pg_catalog.bool)
+	CALLED ON NULL INPUT;
+ALTER FUNCTION simhash_clusters_query(pg_catalog.text, pg_catalog.int4, pg_catalog.bool,
+									  pg_catalog.bool)
+	CALLED ON NULL INPUT;
 
 --
 -- The near-duplicate constraint on bit(n) codes:
@@ -379,3 +428,29 @@ CREATE FUNCTION simhash_perm_info(index regclass,
 	AS 'MODULE_PATHNAME', 'simhash_perm_info'
 	LANGUAGE C STABLE STRICT PARALLEL SAFE;
 REVOKE ALL ON FUNCTION simhash_perm_info(pg_catalog.regclass) FROM PUBLIC;
+
+-- The four functions above are run by simhash_pairs() and
+-- simhash_clusters(), through Citus, as the role that called them: a
+-- part's connection to each node is that role's, so they stay executable
+-- by PUBLIC (revoking it would break the search on the workers for every
+-- role but superusers).  None is SECURITY DEFINER: each can do only what
+-- its caller could with a SELECT.  Their comments say so where \df+ shows
+-- them; docs/scaling_out.md documents them.
+COMMENT ON FUNCTION simhash_pairs_part(pg_catalog.text, pg_catalog.int4, pg_catalog.text,
+									   pg_catalog.int4, pg_catalog.int4, pg_catalog.bool) IS
+	'internal: one part of simhash_pairs() or simhash_clusters() of a Citus table, run on a worker as the caller';
+COMMENT ON FUNCTION simhash_pairs_part_has(pg_catalog.int8, pg_catalog.text, pg_catalog.int4,
+										   pg_catalog.int4) IS
+	'internal: whether a part of simhash_pairs() on Citus searches a fingerprint';
+COMMENT ON AGGREGATE simhash_rows_pack(anyelement, pg_catalog.int8) IS
+	'internal: packs rows for another node''s part of simhash_pairs() on Citus';
+COMMENT ON FUNCTION simhash_rows_pack_step(pg_catalog.bytea, anyelement, pg_catalog.int8) IS
+	'internal: transition function of simhash_rows_pack';
+COMMENT ON FUNCTION simhash_rows_received(pg_catalog.text, pg_catalog.int4, pg_catalog.bool,
+										  pg_catalog.text) IS
+	'internal: the rows another node packed for a part of simhash_pairs() on Citus';
+
+-- What \dx shows.  CREATE EXTENSION takes it from simhash.control, and an
+-- update would keep the one the installed version was created with.
+COMMENT ON EXTENSION simhash IS
+	'64- and 128-bit simhash of text, Hamming search on fingerprints and bit(n) codes, the simhash_perm index, pairs and clusters';

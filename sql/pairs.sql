@@ -259,7 +259,26 @@ SELECT * FROM simhash_clusters('d', 'id', 'fp', 3) AS c(id bigint);
 -- (a view is read through the executor since 1.5: test pairs_sources)
 CREATE VIEW dv AS SELECT * FROM d;
 SELECT * FROM simhash_pairs('dv', 'id', 'fp', 3) AS p(a bigint, b bigint, distance int);
+-- a NULL argument is an error naming it (22004), not an empty result
+\set VERBOSITY default
 SELECT * FROM simhash_pairs('d', 'id', 'fp', NULL) AS p(a bigint, b bigint, distance int);
+SELECT * FROM simhash_pairs(NULL, 'id', 'fp', 3) AS p(a bigint, b bigint, distance int);
+SELECT * FROM simhash_pairs('d', NULL, 'fp', 3) AS p(a bigint, b bigint, distance int);
+SELECT * FROM simhash_pairs('d', 'id', NULL, 3) AS p(a bigint, b bigint, distance int);
+SELECT * FROM simhash_pairs('d', 'id', 'fp', 3, progress => NULL) AS p(a bigint, b bigint, distance int);
+SELECT * FROM simhash_pairs('d', 'id', 'fp', 3, tenant => NULL) AS p(a bigint, b bigint, distance int);
+SELECT * FROM simhash_clusters('d', 'id', 'fp', NULL) AS c(id bigint, cluster bigint);
+SELECT * FROM simhash_clusters('d', 'id', 'fp', 3, singletons => NULL) AS c(id bigint, cluster bigint);
+SELECT * FROM simhash_clusters('d', 'id', 'fp', 3, tenant => 'shape', singletons => NULL) AS c(id bigint, cluster bigint);
+SELECT * FROM simhash_pairs_query(NULL, 3) AS p(a bigint, b bigint, distance int);
+SELECT * FROM simhash_clusters_query('SELECT id, fp FROM d', NULL) AS c(id bigint, cluster bigint);
+DO $$
+BEGIN
+  PERFORM * FROM simhash_pairs('d', 'id', 'fp', NULL) AS p(a bigint, b bigint, distance int);
+EXCEPTION WHEN null_value_not_allowed THEN
+  RAISE NOTICE 'SQLSTATE %', SQLSTATE;
+END $$;
+\set VERBOSITY terse
 -- an empty table, a table of NULL fingerprints (none of them in a cluster)
 CREATE TABLE empty (id int, fp simhash64);
 SELECT count(*) FROM simhash_pairs('empty', 'id', 'fp', 3) AS p(a int, b int, distance int);

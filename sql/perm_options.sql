@@ -166,3 +166,16 @@ REINDEX INDEX o64_old;
 SELECT count(*) AS tables, min(radius) AS radius, min(blocks) AS blocks FROM simhash_perm_info('o64_old');
 
 DROP TABLE o64, o256, images, embeddings, nowidth;
+
+-- The settings: pg_settings (and SHOW ALL) list those meant for users; the
+-- ones for tests are hidden there, and a superuser still sets and shows
+-- them by name.
+SELECT name, setting, unit, context, short_desc
+  FROM pg_settings WHERE name LIKE 'simhash.%' ORDER BY name;
+SET simhash.wide_layout_min_rows = 5;
+SHOW simhash.wide_layout_min_rows;
+RESET simhash.wide_layout_min_rows;
+SELECT name FROM pg_settings
+ WHERE name IN ('simhash.fail_after_split', 'simhash.report_build_workers',
+				'simhash.write_old_leaf_format', 'simhash.store_vector_popcount',
+				'simhash.wide_layout_min_rows');

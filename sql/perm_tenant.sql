@@ -3,7 +3,8 @@
 -- answer within a tenant through the index equals a sequential scan's, for
 -- radius queries and nearest neighbours, on skewed tenants, skewed and
 -- identical fingerprints, NULL tenants and codes, several leading columns,
--- text, uuid and bit(n); the per-tenant exclusion constraint; the errors.
+-- text, uuid, numbers, times and bit(n); the per-tenant exclusion
+-- constraint; the errors.
 --
 SET client_min_messages = warning;
 SELECT setseed(0.33);
@@ -197,7 +198,7 @@ DROP INDEX posts_site;
 ALTER INDEX posts_site_fp_excl SET (radius = 5);
 
 -- 5. what the index refuses, and why
-CREATE TABLE bad (a int, b int, c int, d int, e int, f int, g int, h int, i int, fp bigint, code bit(64), x float8);
+CREATE TABLE bad (a int, b int, c int, d int, e int, f int, g int, h int, i int, fp bigint, code bit(64), x point);
 CREATE INDEX ON bad USING simhash_perm (a, b, c, d, e, f, g, h, i, fp);
 CREATE INDEX ON bad USING simhash_perm (code, fp);
 CREATE INDEX ON bad USING simhash_perm (fp, a);
@@ -251,5 +252,64 @@ SELECT count(*) AS rows_listed, count(DISTINCT id) AS distinct_rows,
 SELECT count(*) FROM simhash_pairs('docs', 'id', 'fp', 3, tenant => 'nosuch') AS p(a int, b int, distance int);
 SELECT count(*) FROM simhash_pairs('docs', 'id', 'fp', 3, tenant => 'fp') AS p(a int, b int, distance int);
 
-DROP TABLE docs, images, posts, bad;
-DROP FUNCTION tenant_near, tenant_knn, images_near;
+-- 7. numbers and times as tenants (float8, numeric, date, timestamp,
+--    timestamptz): equal values, however written, are one tenant (-0 and
+--    +0, NaN and NaN, 1.0 and 1.00, one instant in two time zones), in
+--    queries through the index and in the constraint
+CREATE TABLE measures (id int, f float8, n numeric, d date, ts timestamp, tz timestamptz, fp bigint);
+INSERT INTO measures
+  SELECT g, (g % 7) * 0.5, (g % 7) / 2.0, date '2026-01-01' + g % 7,
+		 timestamp '2026-01-01 00:00' + (g % 7) * interval '1 hour',
+		 timestamptz '2026-01-01 00:00+00' + (g % 7) * interval '1 hour',
+		 CASE WHEN g % 5 = 0 THEN flip_bits(7777::bigint::simhash64, g, 3)::bigint
+			  ELSE pseudo_fp(g)::bigint END
+	FROM generate_series(1, 2100) g;
+INSERT INTO measures VALUES
+  (9001, '-0', 0.00, '2026-01-01', '2026-01-01 00:00', '2026-01-01 02:00+02', 7777),
+  (9002, '+0', 0, '2026-01-01', '2026-01-01 00:00', '2025-12-31 19:00-05', 7777 # 3),
+  (9003, 'NaN', 'NaN', 'infinity', 'infinity', 'infinity', 7777 # 1),
+  (9004, 'NaN', 'NaN', 'infinity', 'infinity', 'infinity', 7777 # 6);
+CREATE INDEX measures_f ON measures USING simhash_perm (f, fp);
+CREATE INDEX measures_n ON measures USING simhash_perm (n, fp);
+CREATE INDEX measures_d ON measures USING simhash_perm (d, fp);
+CREATE INDEX measures_ts ON measures USING simhash_perm (ts, fp);
+CREATE INDEX measures_tz ON measures USING simhash_perm (tz, fp);
+CREATE FUNCTION measures_near(col text, v text, by_index bool)
+	RETURNS int[] LANGUAGE plpgsql AS $$
+DECLARE
+	ids int[];
+BEGIN
+	PERFORM set_config('enable_seqscan', (NOT by_index)::text, true);
+	PERFORM set_config('enable_indexscan', by_index::text, true);
+	PERFORM set_config('enable_bitmapscan', by_index::text, true);
+	EXECUTE format('SELECT array_agg(id ORDER BY id) FROM measures WHERE %I = %L AND hamming_near(fp, 7777, 3)', col, v)
+		INTO ids;
+	RETURN ids;
+END $$;
+SELECT col, v, cardinality(measures_near(col, v, true)) AS by_index,
+	   measures_near(col, v, false) = measures_near(col, v, true) AS same,
+	   (SELECT array_agg(i ORDER BY i) FROM unnest(measures_near(col, v, true)) i WHERE i > 9000) AS planted
+  FROM (VALUES ('f', '0'), ('f', '-0'), ('f', 'NaN'), ('n', '0.0'), ('n', 'NaN'),
+			   ('d', '2026-01-01'), ('d', 'infinity'), ('ts', '2026-01-01 00:00'),
+			   ('tz', '2026-01-01 00:00+00'), ('tz', '2026-01-01 09:00+09'), ('tz', 'infinity')) v(col, v);
+-- the other tenants, against a sequential scan
+SELECT count(*) AS checked,
+	   count(*) FILTER (WHERE measures_near('f', f::text, true) IS NOT DISTINCT FROM measures_near('f', f::text, false)
+						  AND measures_near('tz', tz::text, true) IS NOT DISTINCT FROM measures_near('tz', tz::text, false)) AS same
+  FROM (SELECT DISTINCT f, tz FROM measures) s;
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM measures WHERE tz = '2026-01-01 00:00+00' AND hamming_near(fp, 7777, 3);
+RESET enable_seqscan;
+SELECT count(*) AS entries FROM simhash_perm_check('measures_f', true) WHERE table_no >= 0;
+-- the constraint: -0 and +0 are one tenant, and so are two spellings of one instant
+CREATE TABLE readings (id int, f float8, tz timestamptz, fp bigint,
+	EXCLUDE USING simhash_perm (f WITH =, fp WITH ~=) WITH (radius = 3),
+	EXCLUDE USING simhash_perm (tz WITH =, fp WITH ~=) WITH (radius = 3));
+INSERT INTO readings VALUES (1, '-0', '2026-01-01 00:00+00', 1000);
+INSERT INTO readings VALUES (2, '+0', '2026-02-01 00:00+00', 1000 # 3) ON CONFLICT DO NOTHING;
+INSERT INTO readings VALUES (3, 1.5, '2026-01-01 01:00+01', 1000 # 5) ON CONFLICT DO NOTHING;
+INSERT INTO readings VALUES (4, 2.5, '2026-03-01 00:00+00', 1000 # 1);
+SELECT id FROM readings ORDER BY id;
+
+DROP TABLE docs, images, posts, bad, measures, readings;
+DROP FUNCTION tenant_near, tenant_knn, images_near, measures_near;

@@ -185,6 +185,15 @@ SET enable_seqscan = off;
 SELECT count(*) FROM pdq WHERE code <@ hamming_within((SELECT code FROM pdq WHERE id = 3), 31);
 RESET enable_seqscan;
 SELECT hamming_within(B'0101', 2), 'x3f/2'::hamming_query, '0110/0'::hamming_query;
+-- a quoted code is read as bit reads it (binary digits, or x and hex
+-- digits), with B'...' and bit(n) columns resolving as before; a
+-- hexadecimal code without its x is refused with the literal to write
+SELECT hamming_within('0101', 2), hamming_within('x3f', 2), hamming_within('b0110', 0),
+       hamming_within(B'0101'::bit varying, 2), hamming_within(x'3f', 2);
+SELECT hamming_within('x8f3a5c01d2e4b697', 3)::text = hamming_within(x'8f3a5c01d2e4b697', 3)::text AS same;
+SET enable_seqscan = off;
+SELECT count(*) = (SELECT count(code) FROM pdq) AS every_code FROM pdq WHERE code <@ hamming_within('x' || repeat('f', 64), 256);
+RESET enable_seqscan;
 
 -- Bad input: a code of another width, a radius out of range, a query of
 -- the wrong length or of no bits, an index option that does not suit the
@@ -202,6 +211,11 @@ SELECT 'x3f'::hamming_query;
 SELECT 'x/0'::hamming_query;
 SELECT 'b/0'::hamming_query;
 SELECT hamming_within(B'', 0);
+SELECT hamming_within('8f3a5c01d2e4b697', 3);
+SELECT hamming_within('b697e', 3);
+SELECT hamming_within('B0x1', 3);
+SELECT hamming_within('01z1', 3);
+SELECT hamming_within('', 0);
 SELECT count(*) FROM pdq WHERE code <@ hamming_within(B'', 0);
 CREATE INDEX ON pdq USING simhash_perm (code) WITH (substrings = 3);
 CREATE INDEX ON pdq USING simhash_perm (code) WITH (radius = 300);

@@ -30,9 +30,18 @@ CREATE TABLE up_before AS SELECT * FROM up_sim;
 CREATE INDEX up_docs_fpx ON up_docs USING simhash_perm (simhash(body));
 CREATE TABLE up_gen (body text, fp simhash64 GENERATED ALWAYS AS (simhash(body)) STORED);
 INSERT INTO up_gen VALUES ('inserted under 1.5');
+-- what \dx said of 1.5 (its simhash.control's comment)
+COMMENT ON EXTENSION simhash IS '64-bit simhash fingerprints of text, Hamming-distance search and the simhash_perm index';
 
 ALTER EXTENSION simhash UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'simhash';
+-- \dx describes 1.6 after the update, as after CREATE EXTENSION; the
+-- pairs and clusters functions are no longer STRICT (a NULL argument is an
+-- error naming it)
+SELECT obj_description(oid, 'pg_extension') FROM pg_extension WHERE extname = 'simhash';
+SELECT p.oid::regprocedure, p.proisstrict FROM pg_proc p
+ WHERE p.proname IN ('simhash_pairs', 'simhash_clusters', 'simhash_pairs_query', 'simhash_clusters_query')
+ ORDER BY p.oid::regprocedure::text;
 -- the objects 1.1 adds, with their properties
 SELECT p.proname, p.provolatile, p.proisstrict, p.proparallel
   FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e'

@@ -68,6 +68,11 @@ PermInit(void)
 					  0, PG_INT32_MIN, PG_INT32_MAX, AccessExclusiveLock);
 
 	/*
+	 * The settings for tests below are hidden (GUC_NO_SHOW_ALL): SHOW ALL
+	 * and pg_settings list only what users may want to set, and a test
+	 * still sets and shows one by its name.  simhash.wide_layout_min_rows
+	 * (permwide.c) is hidden too.
+	 *
 	 * For tests only: an insert that splits a page stops with an error
 	 * between the split and its downlink, leaving the split incomplete as a
 	 * crash there would (README.perm, "WAL and crashes").
@@ -78,7 +83,7 @@ PermInit(void)
 							 &perm_fail_after_split,
 							 false,
 							 PGC_SUSET,
-							 GUC_NOT_IN_SAMPLE,
+							 GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE,
 							 NULL, NULL, NULL);
 
 	/*
@@ -92,7 +97,7 @@ PermInit(void)
 							 &perm_write_old_leaf_format,
 							 false,
 							 PGC_SUSET,
-							 GUC_NOT_IN_SAMPLE,
+							 GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE,
 							 NULL, NULL, NULL);
 
 	/*
@@ -106,7 +111,7 @@ PermInit(void)
 							 &perm_store_vector_popcount,
 							 true,
 							 PGC_SUSET,
-							 GUC_NOT_IN_SAMPLE,
+							 GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE,
 							 NULL, NULL, NULL);
 
 	/*
@@ -120,7 +125,7 @@ PermInit(void)
 							 &perm_report_build_workers,
 							 false,
 							 PGC_SUSET,
-							 GUC_NOT_IN_SAMPLE,
+							 GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE,
 							 NULL, NULL, NULL);
 
 	/*

@@ -8,7 +8,8 @@
  * The last column of the index is the code (a 64-bit fingerprint or a
  * bit(n) code); the columns before it, at most PERM_MAX_TENANT_COLUMNS, are
  * compared by equality only (strategy 4 of their operator class: int2,
- * int4, int8, text and uuid ship with one).  Such an index is laid out by
+ * int4, int8, float8, numeric, text, uuid, date, timestamp and timestamptz
+ * ship with one).  Such an index is laid out by
  * multi-index hashing (permwide.c), a 64-bit fingerprint as a 64-bit code,
  * with every key of every table
  *

@@ -92,7 +92,7 @@ int			perm_wide_layout_min_rows = WIDE_MIN_LAYOUT_ROWS;
  */
 #define WIDE_TAIL_BITS			24
 
-/* Define the setting for tests; called from _PG_init */
+/* Define the setting for tests, hidden as perm.c's are; called from _PG_init */
 void
 PermWideInit(void)
 {
@@ -102,7 +102,7 @@ PermWideInit(void)
 							&perm_wide_layout_min_rows,
 							WIDE_MIN_LAYOUT_ROWS, 1, INT_MAX,
 							PGC_SUSET,
-							GUC_NOT_IN_SAMPLE,
+							GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE,
 							NULL, NULL, NULL);
 }
 

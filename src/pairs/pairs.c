@@ -148,6 +148,45 @@ check_k(PairsState *ps, int k)
 				 errmsg("k must be between 0 and %d, not %d", limit, k)));
 }
 
+/*
+ * The functions of pairs and clusters are not STRICT (from 1.6 on): a
+ * STRICT one called with a NULL table, column, k or flag returns no rows,
+ * which reads as "no near-duplicates".  Each calls this first instead, and
+ * a NULL argument is an error that names it, as pg_proc spells it.
+ */
+static void
+check_no_null_arguments(FunctionCallInfo fcinfo)
+{
+	int			i;
+
+	for (i = 0; i < PG_NARGS(); i++)
+	{
+		HeapTuple	proc;
+		char	  **names = NULL;
+		Oid		   *types;
+		char	   *modes;
+		const char *name;
+		int			nargs;
+
+		if (!PG_ARGISNULL(i))
+			continue;
+		proc = SearchSysCache1(PROCOID, ObjectIdGetDatum(fcinfo->flinfo->fn_oid));
+		if (!HeapTupleIsValid(proc))
+			elog(ERROR, "cache lookup failed for function %u",
+				 fcinfo->flinfo->fn_oid);
+		nargs = get_func_arg_info(proc, &types, &names, &modes);
+		name = names != NULL && i < nargs && names[i][0] != '\0' ?
+			names[i] : psprintf("%d", i + 1);
+		ReleaseSysCache(proc);
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("argument %s of %s() must not be NULL",
+						name, get_func_name(fcinfo->flinfo->fn_oid)),
+				 strcmp(name, "tenant") == 0 ?
+				 errhint("Leave tenant out to search the whole table.") : 0));
+	}
+}
+
 /* What every source sets up alike */
 static void
 start_search(PairsState *ps, int k)
@@ -594,6 +633,7 @@ simhash_pairs(PG_FUNCTION_ARGS)
 {
 	PairsState	ps = {0};
 
+	check_no_null_arguments(fcinfo);
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	ps.search.progress = PG_GETARG_BOOL(4);
 	open_source(&ps, PG_GETARG_OID(0), PG_GETARG_NAME(1), PG_GETARG_NAME(2),
@@ -611,6 +651,7 @@ simhash_pairs_query(PG_FUNCTION_ARGS)
 {
 	PairsState	ps = {0};
 
+	check_no_null_arguments(fcinfo);
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	ps.search.progress = PG_GETARG_BOOL(2);
 	open_query_source(&ps, PG_GETARG_TEXT_PP(0), PG_GETARG_INT32(1));
@@ -729,6 +770,7 @@ simhash_clusters(PG_FUNCTION_ARGS)
 {
 	PairsState	ps = {0};
 
+	check_no_null_arguments(fcinfo);
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	ps.search.progress = PG_GETARG_BOOL(5);
 	ps.search.clusters = true;
@@ -747,6 +789,7 @@ simhash_clusters_query(PG_FUNCTION_ARGS)
 {
 	PairsState	ps = {0};
 
+	check_no_null_arguments(fcinfo);
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	ps.search.progress = PG_GETARG_BOOL(3);
 	ps.search.clusters = true;
@@ -765,6 +808,7 @@ simhash_pairs_tenant(PG_FUNCTION_ARGS)
 {
 	PairsState	ps = {0};
 
+	check_no_null_arguments(fcinfo);
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	ps.search.progress = PG_GETARG_BOOL(5);
 	open_tenant_source(&ps, PG_GETARG_OID(0), PG_GETARG_NAME(1),
@@ -783,6 +827,7 @@ simhash_clusters_tenant(PG_FUNCTION_ARGS)
 {
 	PairsState	ps = {0};
 
+	check_no_null_arguments(fcinfo);
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	ps.search.progress = PG_GETARG_BOOL(6);
 	ps.search.clusters = true;

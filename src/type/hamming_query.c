@@ -21,6 +21,8 @@
  */
 #include "postgres.h"
 
+#include <ctype.h>
+
 #include "fmgr.h"
 #include "compat.h"
 #include "utils/builtins.h"
@@ -31,6 +33,7 @@
 PG_FUNCTION_INFO_V1(hamming_query_in);
 PG_FUNCTION_INFO_V1(hamming_query_out);
 PG_FUNCTION_INFO_V1(hamming_within);
+PG_FUNCTION_INFO_V1(hamming_within_text);
 PG_FUNCTION_INFO_V1(hamming_within_match);
 
 static HammingQuery *
@@ -95,18 +98,69 @@ hamming_query_out(PG_FUNCTION_ARGS)
 	PG_RETURN_CSTRING(psprintf("%s/%d", bits, q->radius));
 }
 
-/* hamming_within(q, k): the ball of radius k around the code q */
-Datum
-hamming_within(PG_FUNCTION_ARGS)
+/* The ball of radius k around a code, for hamming_within() */
+static HammingQuery *
+within(const VarBit *code, int32 radius)
 {
-	VarBit	   *code = PG_GETARG_VARBIT_P(0);
-
 	if (VARBITLEN(code) == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("the code of hamming_within() has no bits: B''"),
 				 errdetail("A Hamming query's code has at least one bit, as the values of a bit(n) column do.")));
-	PG_RETURN_POINTER(make_query(code, PG_GETARG_INT32(1)));
+	return make_query(code, radius);
+}
+
+/* hamming_within(q, k): the ball of radius k around the code q */
+Datum
+hamming_within(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_POINTER(within(PG_GETARG_VARBIT_P(0), PG_GETARG_INT32(1)));
+}
+
+/*
+ * hamming_within(q text, k): the same, q read as a bit string.  A quoted
+ * literal, hamming_within('8f3a...', 3), resolves to this overload (the
+ * parser prefers text for an unknown literal), and so does a text column.
+ * Binary digits, and the prefixes bit's input takes ('b0110', 'x8f3a'),
+ * mean what they mean as bit; a string of hexadecimal digits without the
+ * x prefix is refused with the literal to write, where bit's own input would
+ * say only "9 is not a valid binary digit".  Hexadecimal is not taken
+ * without the prefix: '1010' would then mean 4 bits or 16 by its digits.
+ */
+Datum
+hamming_within_text(PG_FUNCTION_ARGS)
+{
+	char	   *str = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	bool		prefixed = str[0] == 'b' || str[0] == 'B';
+	const char *bad = NULL;
+	bool		hex = str[0] != '\0';
+	const char *c;
+
+	/*
+	 * Hexadecimal digits only, and not binary digits (after a b, which is a
+	 * hexadecimal digit too: 'b697e...' is a hexadecimal code)
+	 */
+	for (c = str; *c != '\0'; c++)
+	{
+		if (!isxdigit((unsigned char) *c))
+			hex = false;
+		if (*c != '0' && *c != '1' && bad == NULL && !(prefixed && c == str))
+			bad = c;
+	}
+	if (bad != NULL && hex)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+				 errmsg("the code \"%s\" of hamming_within() has hexadecimal digits but no x before them",
+						str),
+				 errdetail("A code is read as binary digits unless it starts with x, as bit's input reads it, and \"%c\" is not one.",
+						   *bad),
+				 errhint("Write hexadecimal digits as 'x%s', or ('x' || column)::bit(%d) for a text column of them.",
+						 str, (int) strlen(str) * 4)));
+	PG_RETURN_POINTER(within(DatumGetVarBitP(DirectFunctionCall3(varbit_in,
+																 CStringGetDatum(str),
+																 ObjectIdGetDatum(InvalidOid),
+																 Int32GetDatum(-1))),
+							 PG_GETARG_INT32(1)));
 }
 
 /* code <@ hamming_within(q, k): is code within k bits of q? */
