@@ -258,9 +258,8 @@ split_gather(Page page, const KeyTid *key, BlockNumber child, PermSplit *split)
 	if (split->leaf)
 	{
 		split->keys = palloc((n + 1) * sizeof(KeyTid));
-		PermLeafSortedEntries(page, split->keys);
-		split->keys[n] = *key;
-		qsort(split->keys, n + 1, sizeof(KeyTid), PermCompareKeysQsort);
+		/* the sorted part and the sorted tail merged: no sort of it all */
+		PermLeafMergedEntries(page, key, split->keys);
 	}
 	else
 	{
