@@ -575,6 +575,11 @@ static void
 insert_row(Relation index, int ntables, const KeyTid *keys)
 {
 	int			first;
+	int			t;
+
+	/* every table's leaf on its way into the CPU's caches at once */
+	for (t = 0; t < ntables; t++)
+		PermPrefetchLeaf(index, t, &keys[t]);
 
 	for (first = 0; first < ntables; first += MAX_GENERIC_XLOG_PAGES)
 	{
