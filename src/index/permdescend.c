@@ -306,7 +306,7 @@ leaf_map_lookup(PermLeafMap *map, const KeyTid *key)
  * that an insert's descents to its tables' leaves, which come one after the
  * other, do not each wait for memory in turn: in an index much larger than
  * the CPU's caches these misses were the largest cost of a row inserted
- * (a third of it at a million bit(256) rows).  Only a hint: nothing is
+ * (a third of it past half a million bit(256) rows).  Only a hint: nothing is
  * pinned or read, and a buffer that holds another page by now costs a
  * wasted prefetch; the descent itself checks everything as before.
  */
