@@ -717,6 +717,7 @@ extern void PermStoreCheck(Relation index, bool nulls, int64 *pages,
 /* permdescend.c */
 extern double PermProbePages(Relation index, int table, int root_level);
 extern Buffer PermLeftmostPage(Relation index, int table, int target_level);
+extern void PermPrefetchLeaf(Relation index, int table, const KeyTid *key);
 extern Buffer PermDescend(Relation index, int table, const KeyTid *key,
 						  int target_level, int lockmode);
 extern void PermProbeRange(Relation index, int table, uint64 lo, uint64 hi,

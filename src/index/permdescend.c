@@ -18,6 +18,7 @@
 
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "storage/buf_internals.h"
 #include "storage/bufmgr.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
@@ -297,6 +298,40 @@ leaf_map_lookup(PermLeafMap *map, const KeyTid *key)
 			hi = mid - 1;
 	}
 	return found;
+}
+
+/*
+ * Ask the CPU to bring in the leaf that the table's leaf map names for key,
+ * as last read (its buffer descriptor, page header and special space), so
+ * that an insert's descents to its tables' leaves, which come one after the
+ * other, do not each wait for memory in turn: in an index much larger than
+ * the CPU's caches these misses were the largest cost of a row inserted
+ * (a third of it past half a million bit(256) rows).  Only a hint: nothing is
+ * pinned or read, and a buffer that holds another page by now costs a
+ * wasted prefetch; the descent itself checks everything as before.
+ */
+void
+PermPrefetchLeaf(Relation index, int table, const KeyTid *key)
+{
+#ifdef __GNUC__
+	PermLeafMap *map = PermGetState(index)->leafmap[table];
+	Buffer		recent;
+	const char *page;
+
+	if (map == NULL || map->stale || map->nleaves == 0)
+		return;
+	recent = map->recent[leaf_map_lookup(map, key)];
+	if (recent <= 0 || recent > NBuffers)
+		return;					/* none yet, or a local buffer */
+	page = BufferBlocks + (Size) (recent - 1) * BLCKSZ;
+	__builtin_prefetch(GetBufferDescriptor(recent - 1));
+	__builtin_prefetch(page);
+	__builtin_prefetch(page + BLCKSZ - MAXALIGN(sizeof(PermPageOpaqueData)));
+#else
+	(void) index;
+	(void) table;
+	(void) key;
+#endif
 }
 
 /*

@@ -258,9 +258,8 @@ split_gather(Page page, const KeyTid *key, BlockNumber child, PermSplit *split)
 	if (split->leaf)
 	{
 		split->keys = palloc((n + 1) * sizeof(KeyTid));
-		PermLeafSortedEntries(page, split->keys);
-		split->keys[n] = *key;
-		qsort(split->keys, n + 1, sizeof(KeyTid), PermCompareKeysQsort);
+		/* the sorted part and the sorted tail merged: no sort of it all */
+		PermLeafMergedEntries(page, key, split->keys);
 	}
 	else
 	{
@@ -576,6 +575,11 @@ static void
 insert_row(Relation index, int ntables, const KeyTid *keys)
 {
 	int			first;
+	int			t;
+
+	/* every table's leaf on its way into the CPU's caches at once */
+	for (t = 0; t < ntables; t++)
+		PermPrefetchLeaf(index, t, &keys[t]);
 
 	for (first = 0; first < ntables; first += MAX_GENERIC_XLOG_PAGES)
 	{

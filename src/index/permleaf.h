@@ -108,6 +108,7 @@ extern int	PermLeafFormatSize(uint64 lo, uint64 hi, BlockNumber maxblock,
 extern bool PermLeafSetEntries(Page page, const KeyTid *keys, int n,
 							   int nsorted);
 extern int	PermLeafSortedEntries(Page page, KeyTid *out);
+extern int	PermLeafMergedEntries(Page page, const KeyTid *key, KeyTid *out);
 extern bool PermLeafHasRoom(Page page, const KeyTid *key);
 extern bool PermLeafAppendIsPlain(Page page, const KeyTid *key);
 extern int	PermLeafEncodeEntry(Page page, const KeyTid *key, char *out);

@@ -503,18 +503,28 @@ PermWideKeys(const PermLayout *layout, const VarBit *code, uint64 *keys,
 	for (byte = 0; byte < nbytes; byte++)
 	{
 		uint32		v = p[byte];
+		/* pos / m and pos % m of the byte's first bit: two divisions a byte */
+		int			q0 = (byte * 8) / m;
+		int			r0 = (byte * 8) % m;
 
 		while (v != 0)
 		{
 			int			b = pg_leftmost_one_pos32(v);
 			int			pos = byte * 8 + (7 - b);
-			int			sub_of_bit = pos % m;
+			int			sub_of_bit = r0 + (7 - b);
+			int			q = q0;
 
+			/* without a division a bit: this loop runs for every set bit */
+			while (sub_of_bit >= m)
+			{
+				sub_of_bit -= m;
+				q++;
+			}
 			v &= ~((uint32) 1 << b);
 			if (pos >= layout->width)
 				break;			/* padding, zero in a valid bit string */
 			keys[sub_of_bit] |= UINT64CONST(1) <<
-				(layout->prefix_bits[sub_of_bit] - 1 - pos / m);
+				(layout->prefix_bits[sub_of_bit] - 1 - q);
 		}
 	}
 	if (extras)
