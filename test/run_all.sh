@@ -12,13 +12,16 @@
 # independent reference implementation, runs the extension from Python
 # (psycopg2) and Node.js (node-postgres), runs every SQL example of
 # README.md and docs/ as it is written there, holds the quality evaluation to the
-# targets a run can check (test/quality/evaluate.py --check, about 2
+# targets a run can check (test/quality/evaluate.py --check, about 3
 # minutes), builds Citus for the distributed test (tools/build_citus.sh,
 # cached), then runs the TAP tests (make prove_installcheck, one test at a
 # time; they start and stop their own clusters), then test/sanitize.sh (the
 # tests and a bounded fuzz run under ASan and UBSan on a private copy of
-# PostgreSQL, about 5 minutes), and stops everything even on failure.  The last line counts the suites; exit status 0 means every
-# test passed.
+# PostgreSQL, about 12.5 minutes), then the same suites on an assert-enabled
+# PostgreSQL 18 (tools/build_postgres.sh, cached), and stops everything even
+# on failure.  Each step's duration is printed as it ends and again, all
+# together, before the last line (docs/testing.md, "How long a run takes").
+# The last line counts the suites; exit status 0 means every test passed.
 # .ci/run runs exactly this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -169,7 +172,7 @@ rc=0
 bash test/package.sh || rc=$?
 record "Debian package" $rc
 
-echo "== sanitizers (test/sanitize.sh: its own PostgreSQL copy and cluster, about 5 minutes)"
+echo "== sanitizers (test/sanitize.sh: its own PostgreSQL copy and cluster, about 12.5 minutes)"
 rc=0
 # The sanitized copy leaves out 007_pg_upgrade (it has no second
 # PostgreSQL to upgrade from) and 011_citus (no Citus is built for it).

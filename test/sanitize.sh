@@ -3,8 +3,9 @@
 #
 #   bash test/sanitize.sh
 #
-# Takes about 5.5 minutes on 2 cores (copy and build 20 s, regression and
-# isolation tests 35 s, fuzzing 90 s, TAP tests 3 minutes).  Environment:
+# Takes about 12.5 minutes on 2 cores with the TAP tests test/run_all.sh
+# gives it (copy and build 1 minute, regression and isolation tests 3,
+# fuzzing 1.5, TAP tests 7, 005 alone 2.7: docs/reports/test_run_fresh.txt).  Environment:
 #   SANITIZE_FUZZ_SECONDS  how long to fuzz (default 90)
 #   SANITIZE_FUZZ_SEED     the fuzzer's seed (default 1; the same seed gives
 #                          the same statements)

@@ -14,8 +14,8 @@
 # construction only (src/compat.h).  Configured with --enable-cassert
 # --enable-debug --enable-tap-tests --without-icu, compiled with -O1 (a
 # quicker build than -O2, and the assertions cost more than it saves), with the contrib
-# modules the tests use (pageinspect, postgres_fdw, amcheck).  About 15
-# minutes on 2 cores.
+# modules the tests use (pageinspect, postgres_fdw, amcheck).  About 4
+# minutes on 2 cores, fetching the source included (docs/reports/test_run_fresh.txt).
 #
 # Environment: SIMHASH_CACHE: where the sources and the installation go,
 # under pg$MAJOR-cassert/ (default /var/cache/simhash as root, which the
