@@ -24,34 +24,36 @@ OBJS = \
 	src/recsort/recstore.o \
 	src/recsort/groupsort.o \
 	src/index/perm.o \
+	src/index/permoptions.o \
+	src/index/permlayout.o \
+	src/index/permwidelayout.o \
 	src/index/permpage.o \
 	src/index/permleaf.o \
-	src/index/permlayout.o \
 	src/index/permtenant.o \
-	src/index/permwide.o \
 	src/index/permstore.o \
 	src/index/permstorefind.o \
 	src/index/permdescend.o \
 	src/index/permprobe.o \
 	src/index/permscan.o \
-	src/index/permwideknn.o \
-	src/index/permstorescan.o \
-	src/index/permwidescan.o \
-	src/index/permwidetenant.o \
-	src/index/permknn.o \
 	src/index/permbuild.o \
 	src/index/permbuildparallel.o \
-	src/index/permgrow.o \
-	src/index/permwrite.o \
-	src/index/perminsert.o \
-	src/index/permvacuum.o \
-	src/index/permcost.o \
-	src/index/permvalidate.o \
-	src/index/permexclude.o \
-	src/index/permradius.o \
-	src/index/permowner.o \
 	src/index/permcheck.o \
+	src/index/permcost.o \
+	src/index/permexclude.o \
+	src/index/permgrow.o \
+	src/index/permhandler.o \
 	src/index/perminfo.o \
+	src/index/perminsert.o \
+	src/index/permknn.o \
+	src/index/permowner.o \
+	src/index/permradius.o \
+	src/index/permstorescan.o \
+	src/index/permvacuum.o \
+	src/index/permvalidate.o \
+	src/index/permwideknn.o \
+	src/index/permwidescan.o \
+	src/index/permwidetenant.o \
+	src/index/permwrite.o \
 	src/pairs/pairs.o \
 	src/pairs/pairssearch.o \
 	src/pairs/pairsparallel.o \

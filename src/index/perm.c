@@ -1,9 +1,24 @@
 /*-------------------------------------------------------------------------
  *
  * perm.c
- *		simhash_perm: the access method handler, reloptions, settings and
- *		build phase names.  The design is in README.perm; perm.h lists the
- *		files.
+ *		simhash_perm: the descriptor of an index (PermState), built once per
+ *		relcache entry from the catalog and the metapage, which it checks.
+ *
+ * Every callback reads what kind of index it serves from the descriptor:
+ * the code's column and kind (simhash64, bigint, bit(n), varbit), its
+ * width, the leading (tenant) columns, the options, the layout of the
+ * tables, the code store, and the engine that serves it (perm64.h: the
+ * 64-bit permuted tables; permwide.h: the substrings of bit(n) codes).
+ * The catalog's part (PermCodeColumn ...) is also asked by the build,
+ * before there is a metapage to read.
+ *
+ * The metapage is the one page read before the descriptor exists, so it
+ * is checked here, whole, against the catalog: every field, the tables'
+ * layout against what the build writes for the index's options, and the
+ * records after the tables (growth, code, store).
+ *
+ * Below this file: the two layouts' arithmetic (permlayout.c,
+ * permwidelayout.c), which knows no relation.
  *
  * IDENTIFICATION
  *	  src/index/perm.c
@@ -12,354 +27,726 @@
  */
 #include "postgres.h"
 
-#include <ctype.h>
-
-#include "access/reloptions.h"
-#include "commands/progress.h"
-#include "commands/vacuum.h"
-#include "fmgr.h"
+#include "catalog/pg_type.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
-#include "nodes/parsenodes.h"
-#include "utils/guc.h"
+#include "storage/bufmgr.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/varbit.h"
 
 #include "index/perm.h"
-#include "index/permleaf.h"
 
-PG_FUNCTION_INFO_V1(simhash_perm_handler);
-
-/* Kind of our reloptions, registered once when the library is loaded */
-static relopt_kind perm_relopt_kind;
-
-/* Register the reloptions; called from _PG_init */
+/* The error for a damaged page: names the index and the block */
 void
-PermInit(void)
+PermReportCorruption(Relation index, BlockNumber blkno, const char *detail)
 {
-	perm_relopt_kind = add_reloption_kind();
-
-	/*
-	 * radius is the design radius of every index; max_distance, its older
-	 * name, goes on working on 64-bit codes (dumps, upgrades).  The bounds
-	 * given to PostgreSQL are those of an int: the real range of an option
-	 * depends on the index's codes (0 to 12 for radius on 64-bit
-	 * fingerprints, 0 to the width on bit(n) codes), which the options
-	 * alone do not tell, so the build and ALTER's hook check it
-	 * (PermLayoutOptions, PermWideLayoutOptions) and name it, and refuse an
-	 * option that does not apply to the codes; permoptions refuses what is
-	 * not an integer.  Never is a value accepted and ignored.  The defaults
-	 * (-1, 0) stand for "not given", which PermOptions.given tells apart
-	 * from the same value given.
-	 */
-	add_int_reloption(perm_relopt_kind, "radius",
-					  "Design radius: queries up to this Hamming distance probe exact keys (default: 3 on 64-bit codes, width / 8 on bit(n) codes)",
-					  PERM_DEFAULT_WIDE_RADIUS, PG_INT32_MIN, PG_INT32_MAX,
-					  AccessExclusiveLock);
-	add_int_reloption(perm_relopt_kind, "max_distance",
-					  "The older name of radius, on 64-bit codes",
-					  -1, PG_INT32_MIN, PG_INT32_MAX, AccessExclusiveLock);
-	add_int_reloption(perm_relopt_kind, "blocks",
-					  "Blocks the 64 bits of a fingerprint are split into (default: radius + 1)",
-					  0, PG_INT32_MIN, PG_INT32_MAX, AccessExclusiveLock);
-	add_int_reloption(perm_relopt_kind, "substrings",
-					  "Substrings a bit(n) code, or a code after leading columns, is cut into, one table each (default: chosen from the width, radius and rows)",
-					  0, PG_INT32_MIN, PG_INT32_MAX, AccessExclusiveLock);
-	add_int_reloption(perm_relopt_kind, "width",
-					  "Width of the bit varying codes of the index (default: the column's, or the first row's)",
-					  0, PG_INT32_MIN, PG_INT32_MAX, AccessExclusiveLock);
-
-	/*
-	 * The settings for tests below are hidden (GUC_NO_SHOW_ALL): SHOW ALL
-	 * and pg_settings list only what users may want to set, and a test
-	 * still sets and shows one by its name.  simhash.wide_layout_min_rows
-	 * (permwide.c) is hidden too.
-	 *
-	 * For tests only: an insert that splits a page stops with an error
-	 * between the split and its downlink, leaving the split incomplete as a
-	 * crash there would (README.perm, "WAL and crashes").
-	 */
-	DefineCustomBoolVariable("simhash.fail_after_split",
-							 "Stops inserts between a page split and its downlink (for tests).",
-							 NULL,
-							 &perm_fail_after_split,
-							 false,
-							 PGC_SUSET,
-							 GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE,
-							 NULL, NULL, NULL);
-
-	/*
-	 * For tests only: leaves are written in the format of indexes built
-	 * before PERM_KEY_OFFSET (permleaf.c), which this code must go on
-	 * reading and converting.
-	 */
-	DefineCustomBoolVariable("simhash.write_old_leaf_format",
-							 "Writes leaves in the format of indexes built by simhash 1.3 and earlier (for tests).",
-							 NULL,
-							 &perm_write_old_leaf_format,
-							 false,
-							 PGC_SUSET,
-							 GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE,
-							 NULL, NULL, NULL);
-
-	/*
-	 * A scan of the code store counts bits with AVX-512's vector popcount
-	 * where the CPU has it (permstorescan.c); off, with POPCNT alone, which
-	 * tests and benchmarks compare with
-	 */
-	DefineCustomBoolVariable("simhash.store_vector_popcount",
-							 "Lets scans of a simhash_perm code store count bits with AVX-512 (off: for tests).",
-							 NULL,
-							 &perm_store_vector_popcount,
-							 true,
-							 PGC_SUSET,
-							 GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE,
-							 NULL, NULL, NULL);
-
-	/*
-	 * For tests only: CREATE INDEX says, as a NOTICE, how many parallel
-	 * workers read a share of the table (permbuildparallel.c), so that a
-	 * test can tell a parallel build from a serial one.
-	 */
-	DefineCustomBoolVariable("simhash.report_build_workers",
-							 "Reports how many parallel workers each CREATE INDEX of a simhash_perm index used (for tests).",
-							 NULL,
-							 &perm_report_build_workers,
-							 false,
-							 PGC_SUSET,
-							 GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE,
-							 NULL, NULL, NULL);
-
-	/*
-	 * Leaf maps (README.perm, "Searching") make a descent one page read;
-	 * they cost about 20 bytes a leaf per table, per backend.
-	 */
-	DefineCustomIntVariable("simhash.leaf_map_memory",
-							"Memory the leaf maps of one simhash_perm index may use in a backend.",
-							"Tables whose map does not fit are searched by descending from the root; 0 turns maps off.",
-							&perm_leaf_map_memory,
-							PERM_DEFAULT_LEAF_MAP_MEMORY,
-							0, MAX_KILOBYTES,
-							PGC_USERSET,
-							GUC_UNIT_KB,
-							NULL, NULL, NULL);
-	MarkGUCPrefixReserved("simhash");
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("index \"%s\" contains a corrupted page at block %u",
+					RelationGetRelationName(index), blkno),
+			 errdetail_internal("%s", detail),
+			 errhint("Please REINDEX it.")));
 }
 
-/* Our options, their flags in PermOptions.given, and their ranges */
-static const struct
+
+/* Where the growth record lies in a metapage of ntables tables */
+static char *
+growth_location(Page metapage, int ntables)
 {
-	const char *name;
-	int			flag;
-	const char *range;
-}			perm_options[] =
+	PermMetaPage meta = PermPageGetMeta(metapage);
+
+	return (char *) metapage +
+		TYPEALIGN(8, (char *) &meta->tables[ntables] - (char *) metapage);
+}
+
+/* Where the code record of an index on bit(n) codes lies: after growth */
+static char *
+code_location(Page metapage, int ntables)
 {
-	{"max_distance", PERM_OPT_MAX_DISTANCE,
-	"between 0 and " CppAsString2(PERM_MAX_MAX_DISTANCE) ", on 64-bit fingerprints only"},
-	{"blocks", PERM_OPT_BLOCKS,
-	"between radius + 1 and " CppAsString2(PERM_MAX_BLOCKS) ", on 64-bit fingerprints only"},
-	{"radius", PERM_OPT_RADIUS,
-	"between 0 and " CppAsString2(PERM_MAX_MAX_DISTANCE) " on 64-bit fingerprints, and between 0 and the codes' width on bit(n) codes"},
-	{"substrings", PERM_OPT_SUBSTRINGS,
-	"between 1 and " CppAsString2(PERM_MAX_TABLES) ", and at most the codes' width"},
-	{"width", PERM_OPT_WIDTH,
-	"between 1 and " CppAsString2(PERM_MAX_WIDTH)},
-};
+	return growth_location(metapage, ntables) + sizeof(PermMetaGrowth);
+}
+
+/* Where the store record lies: after the code record */
+static char *
+store_location(Page metapage, int ntables)
+{
+	return code_location(metapage, ntables) + sizeof(PermMetaCode);
+}
 
 /*
- * Refuse a value of an option that is not an integer written in decimal
- * digits.  PostgreSQL's parse_int rounds "2.5" to 2 (rint, so "3.5" is 4)
- * and reads "1e1" as 10, "0x10" as 16 and "010" as 8: the index would be
- * built with another value than the one its definition (and pg_dump)
- * shows.  Whitespace around the digits, which parse_int skips, is let be.
+ * The metapage's error: the index, block 0, and what is wrong (a field, its
+ * value, and what the other fields imply)
  */
 static void
-check_integer_option(const char *name, const char *value, const char *range)
-{
-	const char *p = value;
-	bool		digits = false;
-	int			parsed = 0;
+meta_corrupt(Relation index, const char *fmt,...)
+pg_attribute_printf(2, 3);
 
-	while (isspace((unsigned char) *p))
-		p++;
-	if (*p == '+' || *p == '-')
-		p++;
-	while (isdigit((unsigned char) *p))
+static void
+meta_corrupt(Relation index, const char *fmt,...)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	for (;;)
 	{
-		p++;
-		digits = true;
+		va_list		args;
+		int			needed;
+
+		va_start(args, fmt);
+		needed = appendStringInfoVA(&buf, fmt, args);
+		va_end(args);
+		if (needed == 0)
+			break;
+		enlargeStringInfo(&buf, needed);
 	}
-	while (isspace((unsigned char) *p))
-		p++;
-	/* digits alone, within an int, and read as decimal (not octal: 010) */
-	if (digits && *p == '\0' && !parse_int(value, &parsed, 0, NULL))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s %s is out of range", name, value),
-				 errdetail("%s must be %s.", name, range)));
-	if (!digits || *p != '\0' || strtol(value, NULL, 10) != parsed)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s %s is not an integer", name, value),
-				 errdetail("%s must be an integer in decimal digits, %s.",
-						   name, range)));
+	PermReportCorruption(index, PERM_METAPAGE_BLKNO, buf.data);
 }
 
 /*
- * Parse and validate WITH (...).  validate is true for CREATE INDEX and
- * ALTER INDEX ... SET, where every option given must be an integer; the
- * ranges, which depend on the codes, are checked by the build and by
- * ALTER's hook.  Options stored by an earlier version (max_distance =
- * 2.5, blocks = 0, then accepted) are read as PostgreSQL reads them, so
- * that the index goes on working.
+ * The code record of an index laid out by multi-index hashing (bit(n)
+ * codes, leading columns), against the index's columns and the rest of the
+ * metapage; *expect is set to the layout the build writes for its width,
+ * leading columns, radius and substrings (permwide.c), to compare the
+ * tables with.
  */
-bytea *
-permoptions(Datum reloptions, bool validate)
+static void
+check_code_record(Relation index, PermMetaPage meta, const PermMetaCode *code,
+				  PermLayout *expect)
 {
-	static const relopt_parse_elt tab[] = {
-		/* by name: 18 added a field (isset_offset) */
-		{.optname = "max_distance", .opttype = RELOPT_TYPE_INT,
-		.offset = offsetof(PermOptions, max_distance)},
-		{.optname = "blocks", .opttype = RELOPT_TYPE_INT,
-		.offset = offsetof(PermOptions, blocks)},
-		{.optname = "radius", .opttype = RELOPT_TYPE_INT,
-		.offset = offsetof(PermOptions, radius)},
-		{.optname = "substrings", .opttype = RELOPT_TYPE_INT,
-		.offset = offsetof(PermOptions, substrings)},
-		{.optname = "width", .opttype = RELOPT_TYPE_INT,
-		.offset = offsetof(PermOptions, width)},
-	};
-	PermOptions *opts;
-	List	   *given = untransformRelOptions(reloptions);
-	ListCell   *lc;
-	int			flags = 0;
+	int			column = PermCodeColumn(index);
+	int			tenants = PermTenantColumns(index);
+	bool		bits = index->rd_opcintype[column] == BITOID;
+	int			declared = bits ?
+		TupleDescAttr(RelationGetDescr(index), column)->atttypmod : 64;
+	int			extra = tenants > 0 ? PERM_TENANT_EXTRA_BITS : 0;
 
-	foreach(lc, given)
-	{
-		DefElem    *def = lfirst_node(DefElem, lc);
-		int			i;
-
-		for (i = 0; i < (int) lengthof(perm_options); i++)
-		{
-			if (strcmp(def->defname, perm_options[i].name) != 0)
-				continue;
-			flags |= perm_options[i].flag;
-			if (validate)
-				check_integer_option(def->defname,
-									 def->arg ? strVal(def->arg) : "",
-									 perm_options[i].range);
-		}
-	}
-
-	opts = (PermOptions *) build_reloptions(reloptions, validate,
-											perm_relopt_kind,
-											sizeof(PermOptions), tab,
-											lengthof(tab));
-	if (opts == NULL)
-		return NULL;
-	opts->given = flags;
+	if (code->tenants != tenants)
+		meta_corrupt(index, "Code record: tenants = %u, but the index has %d leading columns.",
+					 code->tenants, tenants);
+	if (code->width < 1 || code->width > PERM_MAX_WIDTH)
+		meta_corrupt(index, "Code record: width = %u, outside 1 to %d.",
+					 code->width, PERM_MAX_WIDTH);
+	if (declared > 0 && code->width != declared)
+		meta_corrupt(index, "Code record: width = %u, but the index's column is %s%d%s.",
+					 code->width, bits ? "bit(" : "a ", declared,
+					 bits ? ")" : "-bit fingerprint");
+	if (code->radius != meta->max_distance)
+		meta_corrupt(index, "Code record: radius = %u, but max_distance = %u.",
+					 code->radius, meta->max_distance);
+	if (code->radius > (bits ? code->width : PERM_MAX_MAX_DISTANCE))
+		meta_corrupt(index, "Code record: radius = %u, more than %s (%d).",
+					 code->radius, bits ? "the width" : "max_distance may be",
+					 bits ? code->width : PERM_MAX_MAX_DISTANCE);
+	if (code->substrings != meta->ntables || meta->blocks != meta->ntables)
+		meta_corrupt(index, "Code record: substrings = %u, but ntables = %u and blocks = %u.",
+					 code->substrings, meta->ntables, meta->blocks);
+	if (code->substrings < PermWideFewestSubstrings(code->width, tenants) ||
+		code->substrings > PermWideMostSubstrings(code->width))
+		meta_corrupt(index, "Code record: substrings = %u, but codes of %u bits after %d leading columns take %d to %d.",
+					 code->substrings, code->width, tenants,
+					 PermWideFewestSubstrings(code->width, tenants),
+					 PermWideMostSubstrings(code->width));
 
 	/*
-	 * blocks and the radius must make a layout, whether given to CREATE
-	 * INDEX or to ALTER INDEX ... SET (which would otherwise be accepted and
-	 * break the next REINDEX, and a restore of a dump).  blocks applies to
-	 * 64-bit codes only, whose radius is 0 to PERM_MAX_MAX_DISTANCE; a
-	 * radius out of that range, and an option that does not apply to the
-	 * code type (unknown here), are refused by the build and by ALTER's
-	 * hook (permradius.c).  blocks = 0 is refused here only: an earlier
-	 * version took it for "not given".
+	 * A tenant's keys changed in development of 1.6 (a 32-bit tenant hash,
+	 * no extra bits, extra then 0): such an index would be read wrongly,
+	 * not just slowly
 	 */
-	if (validate && (flags & PERM_OPT_BLOCKS))
-	{
-		int			k = (flags & PERM_OPT_RADIUS) ? opts->radius :
-			(flags & PERM_OPT_MAX_DISTANCE) ? opts->max_distance :
-			PERM_DEFAULT_MAX_DISTANCE;
-
-		if (k >= 0 && k <= PERM_MAX_MAX_DISTANCE)
-			PermCheckLayoutOptions(k, opts->blocks);
-	}
-
-	/*
-	 * width is that of the codes, which the build of an empty table takes
-	 * from it: its range is that of every index on bit(n) codes
-	 */
-	if (validate && (flags & PERM_OPT_WIDTH) &&
-		(opts->width < 1 || opts->width > PERM_MAX_WIDTH))
+	if (tenants > 0 && code->extra == 0)
 		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("width %d is out of range", opts->width),
-				 errdetail("width must be between 1 and %d.", PERM_MAX_WIDTH)));
-	return (bytea *) opts;
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("index \"%s\" was built by a development version of simhash 1.6",
+						RelationGetRelationName(index)),
+				 errhint("REINDEX it.")));
+	if (code->extra != extra)
+		meta_corrupt(index, "Code record: extra = %u, but %d leading columns imply %d.",
+					 code->extra, tenants, extra);
+	if (code->tail != PermWideTail(tenants, code->radius))
+		meta_corrupt(index, "Code record: tail = %u, but radius %u and %d leading columns imply %d.",
+					 code->tail, code->radius, tenants,
+					 PermWideTail(tenants, code->radius));
+	PermWideFillLayout(code->width, tenants, code->radius, code->substrings,
+					   code->tail, expect);
 }
 
-/* Names of our CREATE INDEX sub-phases, for pg_stat_progress_create_index */
-static char *
-permbuildphasename(int64 phasenum)
+/*
+ * The layout of an index on 64-bit fingerprints: options in range, the
+ * table count they imply, every bit in a block and the blocks' sizes (as
+ * equal as possible, the larger first).  *expect is set to the tables those
+ * blocks make (permlayout.c), to compare the tables with.
+ */
+static void
+check_fingerprint_layout(Relation index, PermMetaPage meta, PermLayout *expect)
 {
-	switch (phasenum)
+	int			size[PERM_MAX_BLOCKS] = {0};
+	int			b,
+				i;
+
+	if (meta->max_distance > PERM_MAX_MAX_DISTANCE)
+		meta_corrupt(index, "max_distance = %u, more than %d.",
+					 meta->max_distance, PERM_MAX_MAX_DISTANCE);
+	if (meta->blocks <= meta->max_distance || meta->blocks > PERM_MAX_BLOCKS)
+		meta_corrupt(index, "blocks = %u, but max_distance = %u takes %u to %d blocks.",
+					 meta->blocks, meta->max_distance, meta->max_distance + 1,
+					 PERM_MAX_BLOCKS);
+	if (meta->ntables != PermCountTables(meta->blocks, meta->max_distance))
+		meta_corrupt(index, "ntables = %u, but blocks = %u and max_distance = %u imply %d.",
+					 meta->ntables, meta->blocks, meta->max_distance,
+					 PermCountTables(meta->blocks, meta->max_distance));
+	for (i = 0; i < 64; i++)
 	{
-		case PROGRESS_CREATEIDX_SUBPHASE_INITIALIZE:
-			return "initializing";
-		case PERM_PHASE_SCAN:
-			return "scanning table";
-		case PERM_PHASE_SORT:
-			return "sorting a table";
-		case PERM_PHASE_WRITE:
-			return "writing a table";
-		default:
-			return NULL;
+		if (meta->block_of_bit[i] >= meta->blocks)
+			meta_corrupt(index, "Bit %d is in block %u of %u.", i,
+						 meta->block_of_bit[i], meta->blocks);
+		size[meta->block_of_bit[i]]++;
+	}
+	for (b = 0; b < meta->blocks; b++)
+		if (size[b] != PermBlockSize(meta->blocks, b))
+			meta_corrupt(index, "Block %d holds %d bits in block_of_bit, but %u blocks of 64 bits imply %d.",
+						 b, size[b], meta->blocks, PermBlockSize(meta->blocks, b));
+
+	memset(expect, 0, sizeof(PermLayout));
+	expect->max_distance = meta->max_distance;
+	expect->blocks = meta->blocks;
+	memcpy(expect->block_of_bit, meta->block_of_bit, 64);
+	PermLayoutTables(expect);
+}
+
+/*
+ * The growth record (permgrow.c) against the rest of the metapage and the
+ * relation's length.  A first layout starts at block 1 and later ones
+ * after it; a 64-bit layout chosen from PERM_GROWTH_FINAL_ROWS rows or
+ * more is looked at no more.
+ */
+static void
+check_growth(Relation index, PermMetaPage meta, const PermMetaGrowth *growth,
+			 const PermMetaCode *code, BlockNumber nblocks)
+{
+	bool		final = growth->layout_rows >= PERM_GROWTH_FINAL_ROWS;
+	int			t;
+
+	if (growth->layout_start < 1 || growth->layout_start > nblocks)
+		meta_corrupt(index, "Its layout starts at block %u of %u.",
+					 growth->layout_start, nblocks);
+	if ((growth->generation == 0) != (growth->layout_start == 1))
+		meta_corrupt(index, "Growth record: layout_start = %u, but generation = %u (a first layout starts at block 1, later ones after it).",
+					 growth->layout_start, growth->generation);
+
+	/*
+	 * A 64-bit layout is final from PERM_GROWTH_FINAL_ROWS rows on.  An
+	 * index of codes looks at its layout again whenever its pages grow
+	 * fourfold (permgrow.c), unless its substrings were given: any
+	 * next_check, and any layout_rows (the rows of its last look, whether
+	 * or not that changed the layout), may be right.
+	 */
+	if (code == NULL && final != (growth->next_check == InvalidBlockNumber))
+		meta_corrupt(index, "Growth record: next_check = %u, but layout_rows = " UINT64_FORMAT " implies %s.",
+					 growth->next_check, growth->layout_rows,
+					 final ? "none (the layout is final)" : "one");
+	for (t = 0; t < meta->ntables; t++)
+		if (meta->tables[t].root < growth->layout_start)
+			meta_corrupt(index, "Table %d: root = %u, but its layout starts at block %u.",
+						 t, meta->tables[t].root, growth->layout_start);
+}
+
+/*
+ * The store record (permstore.c) against the code record and the
+ * relation.  Every index built by simhash 1.6 has one.  An index on
+ * bit(n) codes keeps both chains: its width is the codes', its entry size
+ * the one that width implies.  An index on 64-bit fingerprints (code NULL
+ * here, or with leading columns a 64-bit code) keeps the chain of rows
+ * without a code alone: width and entry size 0, no chain of codes.  The ends of the chains are pages of the relation,
+ * not the metapage.
+ */
+static void
+check_store_record(Relation index, Page page, const PermMetaCode *code,
+				   BlockNumber nblocks)
+{
+	PermMetaStore store;
+	BlockNumber ends[4];
+	const char *names[4] = {"first", "last", "null_first", "null_last"};
+	bool		codes;
+	int			i;
+
+	if (!PermMetaGetStore(page, &store))
+		meta_corrupt(index, "Its store record's magic is %08X, expected %08X.",
+					 store.magic, PERM_STORE_MAGIC);
+
+	/*
+	 * bit(n) codes keep their codes, 64-bit fingerprints (and, with leading
+	 * columns, indexes built before tenants' codes were kept) do not
+	 */
+	codes = code != NULL && (code->tenants == 0 || store.width != 0);
+	if (!codes)
+	{
+		/* the list of rows without a code alone */
+		if (store.width != 0 || store.entry_size != 0 || store.pages != 0 ||
+			store.first != InvalidBlockNumber || store.last != InvalidBlockNumber)
+			meta_corrupt(index, "Store record: width %u, entry_size %u, %u pages of codes from %u to %u, but an index on %s keeps no codes in its store.",
+						 store.width, store.entry_size, store.pages,
+						 store.first, store.last,
+						 code == NULL ? "64-bit fingerprints" : "codes after leading columns");
+	}
+	else
+	{
+		if (store.width != code->width)
+			meta_corrupt(index, "Store record: width = %u, but the code record's is %u.",
+						 store.width, code->width);
+		if (store.entry_size != PermStoreEntrySize(code->width))
+			meta_corrupt(index, "Store record: entry_size = %u, but codes of %u bits take %d.",
+						 store.entry_size, code->width,
+						 PermStoreEntrySize(code->width));
+	}
+	ends[0] = store.first;
+	ends[1] = store.last;
+	ends[2] = store.null_first;
+	ends[3] = store.null_last;
+	for (i = codes ? 0 : 2; i < 4; i++)
+		if (ends[i] == PERM_METAPAGE_BLKNO || ends[i] >= nblocks)
+			meta_corrupt(index, "Store record: %s = %u, but the index has blocks 1 to %u.",
+						 names[i], ends[i], nblocks - 1);
+	if ((codes && store.pages < 1) || store.null_pages < 1 ||
+		(uint64) store.pages + store.null_pages >= nblocks)
+		meta_corrupt(index, "Store record: %u pages of codes and %u of NULL codes, but the index has %u blocks.",
+					 store.pages, store.null_pages, nblocks);
+	if (codes &&
+		(store.first == store.null_first || store.last == store.null_last))
+		meta_corrupt(index, "Store record: the chains of codes (%u to %u) and of NULL codes (%u to %u) share a page.",
+					 store.first, store.last, store.null_first, store.null_last);
+}
+
+/*
+ * Check the metapage, whenever it is read: identification, version, the
+ * records its pd_lower covers (a growth record, a code record exactly when
+ * the index's columns call for one), and every field against what the
+ * others imply.  A field in range that disagrees with the rest would pass
+ * every page check and have queries compute keys their tables do not hold
+ * (a bit(n) index's tail, a table's bit order), missing rows silently; so
+ * the layout the build writes for the primary fields (64-bit: max_distance,
+ * blocks and block_of_bit; bit(n): width, leading columns, radius and
+ * substrings) is computed again, and every table's prefix length and bit
+ * order compared with it.  Then the roots: inside the relation, in the
+ * current layout's blocks.
+ */
+static void
+PermCheckMetaPage(Relation index, Page page)
+{
+	PermMetaGrowth growth;
+	PermMetaCode code;
+	PermMetaPage meta = PermPageGetMeta(page);
+	PermPageOpaque opaque;
+	PermLayout *expect;
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	LocationIndex pd_lower = ((PageHeader) page)->pd_lower;
+	bool		wide = PermIndexIsWide(index);
+	bool		has_growth;
+	bool		has_code;
+	int			t,
+				i;
+
+	/*
+	 * The special space is found through pd_special: check that first (an
+	 * assert-enabled server checks it as PageGetSpecialPointer reads it).
+	 */
+	if (PageIsNew(page) ||
+		((PageHeader) page)->pd_special != BLCKSZ - MAXALIGN(sizeof(PermPageOpaqueData)))
+		opaque = NULL;
+	else
+		opaque = PermPageGetOpaque(page);
+	if (opaque == NULL || meta->magic != PERM_MAGIC ||
+		opaque->page_id != PERM_PAGE_ID || opaque->flags != PERM_META)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" is not a simhash_perm index",
+						RelationGetRelationName(index)),
+				 errdetail("Its metapage (block 0) does not identify it as one."),
+				 errhint("Please REINDEX it.")));
+	if (meta->version != PERM_VERSION)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" has simhash_perm layout version %u, expected %u",
+						RelationGetRelationName(index), meta->version,
+						PERM_VERSION),
+				 errhint("REINDEX the index.")));
+	if (meta->ntables < 1 || meta->ntables > PERM_MAX_TABLES ||
+		(pd_lower != (char *) &meta->tables[meta->ntables] - (char *) page &&
+		 pd_lower != growth_location(page, meta->ntables) + sizeof(PermMetaGrowth) - (char *) page &&
+		 pd_lower != code_location(page, meta->ntables) + sizeof(PermMetaCode) - (char *) page &&
+		 pd_lower != store_location(page, meta->ntables) + sizeof(PermMetaStore) - (char *) page))
+		PermReportCorruption(index, PERM_METAPAGE_BLKNO,
+							 psprintf("max_distance %u, blocks %u, %u tables.",
+									  meta->max_distance, meta->blocks,
+									  meta->ntables));
+	if (meta->algorithm != 1)
+		meta_corrupt(index, "algorithm = %u, but the fingerprints of every index are of algorithm 1.",
+					 meta->algorithm);
+
+	/* the records that pd_lower covers must be there */
+	has_growth = PermMetaGetGrowth(page, &growth);
+	has_code = PermMetaGetCode(page, &code);
+	if (!has_growth && pd_lower > (char *) &meta->tables[meta->ntables] - (char *) page)
+		meta_corrupt(index, "Its growth record's magic is %08X, expected %08X.",
+					 growth.magic, PERM_GROWTH_MAGIC);
+	if (wide && !has_code)
+		PermReportCorruption(index, PERM_METAPAGE_BLKNO,
+							 "The index's columns call for a record of its codes, which the metapage lacks.");
+	if (!wide && has_code)
+		meta_corrupt(index, "It holds a record of codes, but the index's column is a 64-bit fingerprint.");
+	if (!wide && pd_lower >= code_location(page, meta->ntables) + sizeof(PermMetaCode) - (char *) page &&
+		pd_lower != store_location(page, meta->ntables) + sizeof(PermMetaStore) - (char *) page)
+		meta_corrupt(index, "pd_lower %u covers part of a record, but an index of 64-bit fingerprints has a growth record and a store record only.",
+					 (unsigned) pd_lower);
+	if (wide && !has_growth)
+		meta_corrupt(index, "It lacks the growth record that every index of codes has.");
+
+	expect = palloc(sizeof(PermLayout));
+	if (wide)
+		check_code_record(index, meta, &code, expect);
+	else
+		check_fingerprint_layout(index, meta, expect);
+	Assert(expect->ntables == meta->ntables);
+
+	/* bit(n): every bit in block 0 */
+	if (memcmp(meta->block_of_bit, expect->block_of_bit, 64) != 0)
+		for (i = 0; i < 64; i++)
+			if (meta->block_of_bit[i] != expect->block_of_bit[i])
+				meta_corrupt(index, "Bit %d is in block %u; an index of codes has every bit in block %u.",
+							 i, meta->block_of_bit[i], expect->block_of_bit[i]);
+
+	for (t = 0; t < meta->ntables; t++)
+	{
+		PermTable  *tab = &meta->tables[t];
+		uint64		seen = 0;
+
+		for (i = 0; i < 64; i++)
+			if (tab->bits[i] < 64)
+				seen |= UINT64CONST(1) << tab->bits[i];
+		if (seen != PG_UINT64_MAX)
+			PermReportCorruption(index, PERM_METAPAGE_BLKNO,
+								 psprintf("Table %d: its bit order is not a permutation of the 64 bits.",
+										  t));
+		if (tab->prefix_bits < 1 || tab->prefix_bits > 64)
+			PermReportCorruption(index, PERM_METAPAGE_BLKNO,
+								 psprintf("Table %d: its prefix has %u bits.",
+										  t, tab->prefix_bits));
+		if (tab->prefix_bits != expect->prefix_bits[t] && wide)
+			meta_corrupt(index, "Table %d: prefix_bits = %u, but substring %d of a code of %u bits cut in %u has %d bits.",
+						 t, tab->prefix_bits, t, code.width, code.substrings,
+						 expect->prefix_bits[t]);
+		if (tab->prefix_bits != expect->prefix_bits[t])
+			meta_corrupt(index, "Table %d: prefix_bits = %u, but the blocks it keys on hold %d bits.",
+						 t, tab->prefix_bits, expect->prefix_bits[t]);
+		if (memcmp(tab->bits, expect->bits[t], 64) != 0)
+			for (i = 0; i < 64; i++)
+				if (tab->bits[i] != expect->bits[t][i])
+					meta_corrupt(index, "Table %d: bits[%d] = %u, but %s puts bit %u there.",
+								 t, i, tab->bits[i],
+								 wide ? "a table of substrings" : "its blocks' layout",
+								 expect->bits[t][i]);
+		if (tab->root == PERM_METAPAGE_BLKNO || tab->root >= nblocks ||
+			tab->root_level > PERM_MAX_LEVEL)
+			PermReportCorruption(index, PERM_METAPAGE_BLKNO,
+								 psprintf("Table %d: root block %u at level %u (the index has %u blocks).",
+										  t, tab->root, tab->root_level, nblocks));
+	}
+	if (has_growth)
+		check_growth(index, meta, &growth, has_code ? &code : NULL, nblocks);
+	if (pd_lower == store_location(page, meta->ntables) + sizeof(PermMetaStore) - (char *) page)
+		check_store_record(index, page, has_code ? &code : NULL, nblocks);
+	pfree(expect);
+}
+
+/* Read, lock and check the metapage */
+Buffer
+PermReadMetaPage(Relation index, int lockmode)
+{
+	Buffer		buf;
+
+	if (RelationGetNumberOfBlocks(index) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" is empty", RelationGetRelationName(index)),
+				 errhint("Please REINDEX it.")));
+	buf = ReadBuffer(index, PERM_METAPAGE_BLKNO);
+	LockBuffer(buf, lockmode);
+	PermCheckMetaPage(index, BufferGetPage(buf));
+	return buf;
+}
+
+/*
+ * A root of a table to descend from, and its level: the cached one if it
+ * reaches target_level, else the current one from the metapage.
+ */
+BlockNumber
+PermGetRoot(Relation index, int table, int target_level, int *level)
+{
+	PermState  *state = PermGetState(index);
+	Buffer		buf;
+	PermMetaPage meta;
+
+	if (table >= state->layout.ntables)
+		elog(ERROR, "simhash_perm table %d does not exist in index \"%s\"",
+			 table, RelationGetRelationName(index));
+	if (state->root_level[table] < target_level ||
+		state->root[table] == InvalidBlockNumber)
+	{
+		buf = PermReadMetaPage(index, BUFFER_LOCK_SHARE);
+		meta = PermPageGetMeta(BufferGetPage(buf));
+		if (meta->ntables != state->layout.ntables)
+			PermReportCorruption(index, PERM_METAPAGE_BLKNO,
+								 psprintf("It now lists %u tables, %d before.",
+										  meta->ntables, state->layout.ntables));
+		state->root[table] = meta->tables[table].root;
+		state->root_level[table] = meta->tables[table].root_level;
+		UnlockReleaseBuffer(buf);
+	}
+	*level = state->root_level[table];
+	return state->root[table];
+}
+
+/* Copy of the table roots and levels as they are now */
+void
+PermMetaSnapshot(Relation index, PermTable *tables, int *ntables)
+{
+	Buffer		buf = PermReadMetaPage(index, BUFFER_LOCK_SHARE);
+	PermMetaPage meta = PermPageGetMeta(BufferGetPage(buf));
+
+	*ntables = meta->ntables;
+	memcpy(tables, meta->tables, meta->ntables * sizeof(PermTable));
+	UnlockReleaseBuffer(buf);
+}
+
+
+/*
+ * Read the metapage's growth record into *growth; false when it has none
+ * (an index built before simhash 1.6).  pd_lower covers the record only
+ * where one was written.
+ */
+bool
+PermMetaGetGrowth(Page metapage, PermMetaGrowth *growth)
+{
+	char	   *at = growth_location(metapage, PermPageGetMeta(metapage)->ntables);
+
+	if (at + sizeof(PermMetaGrowth) > (char *) metapage + ((PageHeader) metapage)->pd_lower)
+		return false;
+	memcpy(growth, at, sizeof(PermMetaGrowth));
+	return growth->magic == PERM_GROWTH_MAGIC;
+}
+
+/*
+ * Write the growth record into a metapage, and cover it with pd_lower (a
+ * code record after it stays covered)
+ */
+void
+PermMetaSetGrowth(Page metapage, const PermMetaGrowth *growth)
+{
+	char	   *at = growth_location(metapage, PermPageGetMeta(metapage)->ntables);
+	LocationIndex end = (at + sizeof(PermMetaGrowth)) - (char *) metapage;
+
+	memcpy(at, growth, sizeof(PermMetaGrowth));
+	((PageHeader) metapage)->pd_lower = Max(((PageHeader) metapage)->pd_lower, end);
+}
+
+/*
+ * Read the code record of an index on bit(n) codes into *code; false for
+ * an index on 64-bit fingerprints, which has none
+ */
+bool
+PermMetaGetCode(Page metapage, PermMetaCode *code)
+{
+	char	   *at = code_location(metapage, PermPageGetMeta(metapage)->ntables);
+
+	if (at + sizeof(PermMetaCode) > (char *) metapage + ((PageHeader) metapage)->pd_lower)
+		return false;
+	memcpy(code, at, sizeof(PermMetaCode));
+	return code->magic == PERM_CODE_MAGIC;
+}
+
+/* Write the code record after the growth record, and cover it */
+void
+PermMetaSetCode(Page metapage, const PermMetaCode *code)
+{
+	char	   *at = code_location(metapage, PermPageGetMeta(metapage)->ntables);
+
+	memcpy(at, code, sizeof(PermMetaCode));
+	((PageHeader) metapage)->pd_lower = (at + sizeof(PermMetaCode)) - (char *) metapage;
+}
+
+/*
+ * Read the metapage's store record into *store; false for an index that
+ * has none (64-bit fingerprints, leading columns, or built before the
+ * store)
+ */
+bool
+PermMetaGetStore(Page metapage, PermMetaStore *store)
+{
+	char	   *at = store_location(metapage, PermPageGetMeta(metapage)->ntables);
+
+	if (at + sizeof(PermMetaStore) > (char *) metapage + ((PageHeader) metapage)->pd_lower)
+	{
+		memset(store, 0, sizeof(PermMetaStore));
+		return false;
+	}
+	memcpy(store, at, sizeof(PermMetaStore));
+	return store->magic == PERM_STORE_MAGIC;
+}
+
+/*
+ * Write the store record after the code record (or its zeroed place, in an
+ * index on 64-bit fingerprints), and cover it
+ */
+void
+PermMetaSetStore(Page metapage, const PermMetaStore *store)
+{
+	char	   *at = store_location(metapage, PermPageGetMeta(metapage)->ntables);
+	PermMetaCode code;
+
+	/*
+	 * an index on 64-bit fingerprints has no code record: its place stays
+	 * zeroed, so that no stale bytes read as one
+	 */
+	if (!PermMetaGetCode(metapage, &code))
+		memset(code_location(metapage, PermPageGetMeta(metapage)->ntables), 0,
+			   sizeof(PermMetaCode));
+	memcpy(at, store, sizeof(PermMetaStore));
+	((PageHeader) metapage)->pd_lower = (at + sizeof(PermMetaStore)) - (char *) metapage;
+}
+
+
+/*
+ * The per-index state and its lifetime.
+ *
+ * The state lives in a memory context of its own under the relcache
+ * entry's rd_indexcxt, and rd_amcache points at a small PermStateRef that
+ * names it, not at the state itself.  The relcache pfree()s rd_amcache at
+ * every invalidation of the index (VACUUM's new statistics, ANALYZE, DDL),
+ * and a backend may accept one in the middle of an index call: any
+ * catalog lookup that misses its cache takes a lock, and taking a lock
+ * processes invalidations (the tenant's hash function looked up by the
+ * type cache, a row's index expression, the owner's identity).  The call
+ * up the stack still holds the state it began with; if the invalidation
+ * freed the state, the call would go on in freed memory (a crash that
+ * debug_discard_caches = 1 makes certain, and that the sanitizers caught
+ * under concurrent inserts and VACUUM).
+ *
+ * So an invalidation frees only the reference.  The next PermGetState finds
+ * rd_amcache empty, retires the state it named (moves its context under
+ * TopTransactionContext, so that it goes at the end of the transaction,
+ * when no index call can still hold it) and reads the metapage into a new
+ * one.  A call holding the old state finishes with it, as with a snapshot:
+ * it describes the index as it was when the call began.  A transaction
+ * keeps one retired state per invalidation of the index it sees, until it
+ * ends.
+ */
+typedef struct PermStateRef
+{
+	PermState  *state;
+} PermStateRef;
+
+#define PERM_STATE_CONTEXT_NAME "simhash_perm state"
+
+/*
+ * Let every state context under the index's rd_indexcxt (those no
+ * reference names any more) go at the end of the transaction; outside one
+ * no call can hold them, and they go at once
+ */
+static void
+retire_states(Relation index)
+{
+	MemoryContext child;
+	MemoryContext next;
+
+	for (child = index->rd_indexcxt->firstchild; child != NULL; child = next)
+	{
+		next = child->nextchild;
+		if (child->name == NULL ||
+			strcmp(child->name, PERM_STATE_CONTEXT_NAME) != 0)
+			continue;
+		if (TopTransactionContext != NULL)
+			MemoryContextSetParent(child, TopTransactionContext);
+		else
+			MemoryContextDelete(child);
 	}
 }
 
-/* The access method handler */
-Datum
-simhash_perm_handler(PG_FUNCTION_ARGS)
+/*
+ * Drop the index's cached state, after its layout changed (permgrow.c):
+ * the next PermGetState reads the metapage again.  A caller up the stack
+ * may still hold the old state: it is retired, not freed.
+ */
+void
+PermForgetState(Relation index)
 {
-	IndexAmRoutine *amroutine = makeNode(IndexAmRoutine);
+	PermStateRef *ref = (PermStateRef *) index->rd_amcache;
 
-	amroutine->amstrategies = PERM_NSTRATEGIES;
-	amroutine->amsupport = PERM_NPROCS;
-	amroutine->amoptsprocnum = 0;
-	amroutine->amcanorder = false;
-	amroutine->amcanorderbyop = true;
-	amroutine->amcanbackward = false;
-	amroutine->amcanunique = false;
-	amroutine->amcanmulticol = true;	/* leading equality columns */
-	/* ORDER BY fp <-> q needs no qual (rows with a NULL fp are not indexed) */
-	amroutine->amoptionalkey = true;
-	amroutine->amsearcharray = false;
-	amroutine->amsearchnulls = false;
-	amroutine->amstorage = false;
-	amroutine->amclusterable = false;
-	amroutine->ampredlocks = false;
-	amroutine->amcanparallel = false;
-	SimhashSetCanBuildParallel(amroutine);	/* permbuildparallel.c */
-	amroutine->amcaninclude = false;
-	amroutine->amusemaintenanceworkmem = false;
-	amroutine->amparallelvacuumoptions =
-		VACUUM_OPTION_PARALLEL_BULKDEL | VACUUM_OPTION_PARALLEL_CLEANUP;
-	amroutine->amkeytype = InvalidOid;
+	if (ref == NULL)
+		return;
+	index->rd_amcache = NULL;
+	pfree(ref);
+	retire_states(index);
+}
 
-	amroutine->ambuild = permbuild;
-	amroutine->ambuildempty = permbuildempty;
-	amroutine->aminsert = perminsert;
-	amroutine->ambulkdelete = permbulkdelete;
-	amroutine->amvacuumcleanup = permvacuumcleanup;
-	amroutine->amcanreturn = NULL;
-	amroutine->amcostestimate = permcostestimate;
-	amroutine->amoptions = permoptions;
-	amroutine->amproperty = NULL;
-	amroutine->ambuildphasename = permbuildphasename;
-	amroutine->amvalidate = permvalidate;
-	amroutine->amadjustmembers = NULL;
-	amroutine->ambeginscan = permbeginscan;
-	amroutine->amrescan = permrescan;
-	amroutine->amgettuple = permgettuple;
-	amroutine->amgetbitmap = permgetbitmap;
-	amroutine->amendscan = permendscan;
-	amroutine->ammarkpos = NULL;
-	amroutine->amrestrpos = NULL;
-	amroutine->amestimateparallelscan = NULL;
-	amroutine->aminitparallelscan = NULL;
-	amroutine->amparallelrescan = NULL;
+/*
+ * Index-wide state, read from the metapage once and kept until the
+ * relcache entry is invalidated (see above)
+ */
+PermState *
+PermGetState(Relation index)
+{
+	PermStateRef *ref = (PermStateRef *) index->rd_amcache;
+	PermState  *state;
+	MemoryContext cxt;
+	Buffer		buf;
+	Page		page;
+	PermMetaPage meta;
+	PermMetaCode code;
+	int			t;
 
-	PG_RETURN_POINTER(amroutine);
+	if (ref != NULL)
+		return ref->state;
+
+	/* an invalidation freed the reference: its state may still be in use */
+	retire_states(index);
+
+	buf = PermReadMetaPage(index, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	meta = PermPageGetMeta(page);
+
+	cxt = AllocSetContextCreate(index->rd_indexcxt, PERM_STATE_CONTEXT_NAME,
+								ALLOCSET_SMALL_SIZES);
+	state = MemoryContextAllocZero(cxt, sizeof(PermState));
+	state->cxt = cxt;
+	state->nblocks = RelationGetNumberOfBlocks(index);
+	state->has_growth = PermMetaGetGrowth(page, &state->growth);
+	state->has_store = PermMetaGetStore(page, &state->store);
+	state->has_codes = state->has_store && state->store.width > 0;
+	if (PermMetaGetCode(page, &code))
+	{
+		state->layout.width = code.width;
+		state->layout.tenants = code.tenants;
+		state->layout.tail = code.tail;
+		state->layout.extra = code.extra;
+	}
+	state->layout.max_distance = meta->max_distance;
+	state->layout.blocks = meta->blocks;
+	state->layout.ntables = meta->ntables;
+	memcpy(state->layout.block_of_bit, meta->block_of_bit, 64);
+	state->perm = MemoryContextAlloc(state->cxt,
+									 meta->ntables * sizeof(PermPermutation));
+	for (t = 0; t < meta->ntables; t++)
+	{
+		state->layout.prefix_bits[t] = meta->tables[t].prefix_bits;
+		memcpy(state->layout.bits[t], meta->tables[t].bits, 64);
+		state->root[t] = meta->tables[t].root;
+		state->root_level[t] = meta->tables[t].root_level;
+	}
+	UnlockReleaseBuffer(buf);
+	for (t = 0; t < state->layout.ntables; t++)
+		PermMakePermutation(state->layout.bits[t], &state->perm[t]);
+
+	ref = MemoryContextAlloc(index->rd_indexcxt, sizeof(PermStateRef));
+	ref->state = state;
+	index->rd_amcache = ref;
+	return state;
 }

@@ -77,6 +77,7 @@
 
 #include "compat.h"
 #include "recsort/recsort.h"
+#include "index/permoptions.h"
 
 /*
  * Constants
@@ -125,11 +126,6 @@
 /* Deepest tree a page may claim (a 64-table index of 2^40 rows has 5) */
 #define PERM_MAX_LEVEL			32
 
-/* Reloption limits and defaults */
-#define PERM_DEFAULT_MAX_DISTANCE	3
-#define PERM_MAX_MAX_DISTANCE		12
-#define PERM_MAX_BLOCKS				16
-#define PERM_MAX_TABLES				64
 
 /* Build progress sub-phases (1 is PROGRESS_CREATEIDX_SUBPHASE_INITIALIZE) */
 #define PERM_PHASE_SCAN			2
@@ -153,34 +149,6 @@
  * Page structures
  */
 
-/*
- * Options from WITH (...), as stored by build_reloptions; given says which
- * the index's definition names (permoptions), so that a value given is
- * checked against its range even where it equals the value that stands
- * for "not given"
- */
-typedef struct PermOptions
-{
-	int32		vl_len_;		/* varlena header (do not touch directly!) */
-	int			max_distance;	/* the older name of radius, for 64-bit
-								 * codes; -1: not given */
-	int			blocks;			/* B; 0 means radius + 1 */
-	int			radius;			/* design radius; -1: not given (3 on 64-bit
-								 * codes, width / 8 on bit(n) codes) */
-	int			substrings;		/* bit(n) codes, leading columns: m; 0:
-								 * chosen (permwide.c) */
-	int			width;			/* bit varying codes: their width; 0: the
-								 * column's, or the first row's */
-	int			given;			/* PERM_OPT_* of the options named */
-} PermOptions;
-
-#define PERM_OPT_MAX_DISTANCE	0x01
-#define PERM_OPT_BLOCKS			0x02
-#define PERM_OPT_RADIUS			0x04
-#define PERM_OPT_SUBSTRINGS		0x08
-#define PERM_OPT_WIDTH			0x10
-
-#define PermOptionGiven(opts, opt) ((opts) != NULL && ((opts)->given & (opt)) != 0)
 
 /*
  * A table as the metapage records it.  bits[] is the table's permutation:
@@ -242,20 +210,7 @@ typedef struct PermMetaGrowth
  * significant bit of a key of prefix_bits bits (the substring's width).
  */
 #define PERM_CODE_MAGIC			0x57494445	/* "WIDE" */
-#define PERM_MAX_WIDTH			4096
-#define PERM_DEFAULT_WIDE_RADIUS	(-1)	/* width / 8 */
 
-/*
- * An index with leading equality columns, (tenant, ..., code), keys every
- * table on a 16-bit hash of the tenant above 48 bits of the code, and each
- * entry keeps 16 more bits of the code beside its key (KeyTid.extra): a
- * 64-bit code whole (permtenant.c, permwide.c)
- */
-#define PERM_MAX_TENANT_COLUMNS	8
-#define PERM_TENANT_SHIFT		48
-#define PERM_TENANT_EXTRA_BITS	16
-/* the code's bits of a key after leading columns, below the tenant's */
-#define PERM_TENANT_CODE_MASK	(PG_UINT64_MAX >> (64 - PERM_TENANT_SHIFT))
 
 typedef struct PermMetaCode
 {
@@ -366,37 +321,6 @@ typedef PermPageOpaqueData *PermPageOpaque;
  * State
  */
 
-/*
- * The bit layout of an index, chosen at build time (and again while the
- * index is young, permgrow.c): which block each bit belongs to and, for
- * each table, the order of the 64 bits in its key.
- */
-typedef struct PermLayout
-{
-	int			width;			/* 0: 64-bit fingerprints; else bit(width)
-								 * codes in ntables substrings (permwide.c) */
-	int			tenants;		/* leading equality columns (permtenant.c) */
-	int			tail;			/* bit(n) codes: bits of the code each key
-								 * keeps after its substring, at most */
-	int			extra;			/* bits of the code each entry keeps beyond
-								 * its key (KeyTid.extra) */
-	int			max_distance;	/* K (for bit(n) codes, the design radius) */
-	int			blocks;			/* B */
-	int			ntables;		/* C(B, K) */
-	uint8		block_of_bit[64];
-	int			prefix_bits[PERM_MAX_TABLES];
-	uint8		bits[PERM_MAX_TABLES][64];
-} PermLayout;
-
-/*
- * A table's permutation as lookup tables: byte b of a fingerprint with
- * value v contributes spread[b][v] to the key, so permuting is eight loads
- * and ORs instead of 64 bit moves.
- */
-typedef struct PermPermutation
-{
-	uint64		spread[8][256];
-} PermPermutation;
 
 /*
  * A backend's map of one table's leaves: the low key and block of every
@@ -516,23 +440,30 @@ PermCompareKeys(const KeyTid *a, const KeyTid *b)
 	return KeyTidCompare(a, b);
 }
 
-/* A fingerprint's key in one table, through its lookup tables */
-static inline uint64
-PermPermute(const PermPermutation *perm, uint64 fp)
-{
-	return perm->spread[0][fp & 0xFF] | perm->spread[1][(fp >> 8) & 0xFF] |
-		perm->spread[2][(fp >> 16) & 0xFF] | perm->spread[3][(fp >> 24) & 0xFF] |
-		perm->spread[4][(fp >> 32) & 0xFF] | perm->spread[5][(fp >> 40) & 0xFF] |
-		perm->spread[6][(fp >> 48) & 0xFF] | perm->spread[7][fp >> 56];
-}
 
 /*
  * Prototypes, by the file that defines them
  */
 
-/* perm.c: the handler, reloptions and settings */
+/* permhandler.c: the handler, the settings */
 extern void PermInit(void);
-extern bytea *permoptions(Datum reloptions, bool validate);
+
+/* perm.c: the descriptor and the metapage */
+pg_noreturn extern void PermReportCorruption(Relation index, BlockNumber blkno,
+										 const char *detail);
+extern Buffer PermReadMetaPage(Relation index, int lockmode);
+extern BlockNumber PermGetRoot(Relation index, int table, int target_level,
+							   int *level);
+extern void PermMetaSnapshot(Relation index, PermTable *tables, int *ntables);
+extern bool PermMetaGetGrowth(Page metapage, PermMetaGrowth *growth);
+extern void PermMetaSetGrowth(Page metapage, const PermMetaGrowth *growth);
+extern bool PermMetaGetCode(Page metapage, PermMetaCode *code);
+extern void PermMetaSetCode(Page metapage, const PermMetaCode *code);
+extern bool PermMetaGetStore(Page metapage, PermMetaStore *store);
+extern void PermMetaSetStore(Page metapage, const PermMetaStore *store);
+extern PermState *PermGetState(Relation index);
+extern void PermForgetState(Relation index);
+
 
 /* perminfo.c */
 extern void PermNoteWhatReindexBrings(Relation index);
@@ -733,8 +664,6 @@ extern void PermReleasePins(PermPinList *pins);
 
 /* permpage.c */
 extern const KeyTid PermMinKey;
-pg_noreturn extern void PermReportCorruption(Relation index, BlockNumber blkno,
-										 const char *detail);
 extern PermPageOpaque PermCheckPageHeader(Relation index, Buffer buf,
 										  const char *what);
 extern void PermCheckPage(Relation index, Buffer buf, int table, int level);
@@ -746,7 +675,6 @@ extern Buffer PermReadPage(Relation index, BlockNumber from, BlockNumber blkno,
 extern Buffer PermStepRight(Relation index, Buffer buf, int lockmode,
 							int64 *steps);
 extern void PermCountStep(Relation index, BlockNumber blkno, int64 *steps);
-extern Buffer PermReadMetaPage(Relation index, int lockmode);
 extern void PermInitPage(Page page, uint16 flags, uint16 table, uint16 level);
 extern Buffer PermNewBuffer(Relation index, ForkNumber forknum);
 extern void PermReadInternalEntry(Page page, int i, KeyTid *out,
@@ -758,54 +686,11 @@ extern void PermInternalSet(Page page, const char *entries, int n);
 extern void PermPageReadKey(Page page, int i, KeyTid *out);
 extern int	PermPageLowerBound(Page page, const KeyTid *key);
 extern bool PermPageBeyondHighKey(Page page, const KeyTid *key);
-extern BlockNumber PermGetRoot(Relation index, int table, int target_level,
-							   int *level);
-extern void PermMetaSnapshot(Relation index, PermTable *tables, int *ntables);
-extern bool PermMetaGetGrowth(Page metapage, PermMetaGrowth *growth);
-extern void PermMetaSetGrowth(Page metapage, const PermMetaGrowth *growth);
-extern bool PermMetaGetCode(Page metapage, PermMetaCode *code);
-extern void PermMetaSetCode(Page metapage, const PermMetaCode *code);
-extern bool PermMetaGetStore(Page metapage, PermMetaStore *store);
-extern void PermMetaSetStore(Page metapage, const PermMetaStore *store);
 extern bool PermPageIsStore(Relation index, Buffer buf);
-extern PermState *PermGetState(Relation index);
-extern void PermForgetState(Relation index);
 extern BlockNumber PermLayoutBlocks(Relation index, BlockNumber *first,
 									uint16 *flag);
 extern double PermLayoutPageCount(Relation index);
 
-/* permwide.c */
-extern int	perm_wide_layout_min_rows;
-extern void PermWideInit(void);
-extern bool PermIndexIsWide(Relation index);
-extern int	PermCodeColumn(Relation index);
-extern int	PermTenantColumns(Relation index);
-extern VarBit *PermCodeBits(Relation index, Datum value);
-extern int	PermWideSubstringBits(int width, int m, int t);
-extern int	PermWideFewestSubstrings(int width, int tenants);
-extern bool PermRadiusOption(Relation index, int *radius,
-							 const char **name);
-extern int	PermFingerprintRadius(Relation index);
-extern int	PermWideMostSubstrings(int width);
-extern int	PermWideTail(int tenants, int radius);
-extern void PermWideFillLayout(int width, int tenants, int radius, int m,
-							   int tail, PermLayout *layout);
-extern void PermWideLayoutOptions(Relation index, int width, int *radius,
-								  int *substrings);
-extern void PermWideChooseLayout(int width, int tenants, int radius,
-								 int substrings, double rows,
-								 PermLayout *layout);
-extern void PermWideCheckWidth(Relation index, int width, int got);
-extern void PermWideKeys(const PermLayout *layout, const VarBit *code,
-						 uint64 *keys, uint16 *extras);
-extern int	PermWideProbeRadius(int m, int radius, int t);
-extern int	PermWideTailBits(const PermLayout *layout, int t);
-extern int	PermWideExtraBits(const PermLayout *layout, int t);
-extern bool PermWideEntryHoldsCode(const PermLayout *layout, int t);
-extern int	PermWideTailSubstrings(const PermLayout *layout, int t, int *rest);
-extern double PermWideBall(int bits, int radius);
-extern void PermWideModel(const PermLayout *layout, double rows, int radius,
-						  bool filtered, double *probes, double *candidates);
 
 /* permwidetenant.c */
 extern void PermWideProbeTenant(Relation index, int t, uint64 tenant,
@@ -836,21 +721,6 @@ extern bool PermScanTenantBits(IndexScanDesc scan, uint64 *bits, bool *none);
 extern bool PermTenantRowMatches(IndexScanDesc scan, const Datum *values,
 								 const bool *isnull);
 
-/* permlayout.c (SimhashVoter: fingerprint.h) */
-struct SimhashVoter;
-extern int	PermCountTables(int blocks, int max_distance);
-extern void PermCheckLayoutOptions(int max_distance, int blocks);
-extern void PermLayoutOptions(Relation index, int *max_distance, int *blocks);
-extern int	PermBlockSize(int blocks, int b);
-extern void PermLayoutTables(PermLayout *layout);
-extern void PermChooseLayoutFromVotes(int max_distance, int blocks,
-									  const struct SimhashVoter *votes, int64 n,
-									  PermLayout *layout);
-extern void PermMakePermutation(const uint8 *bits, PermPermutation *perm);
-extern int	PermPrefixFlips(int blocks, int max_distance, int radius);
-extern bool PermRingsByTable(const PermLayout *layout);
-extern void PermRingsToSee(const PermLayout *layout, int c, int *ring,
-						   int *tables);
 
 /* permowner.c */
 

@@ -23,7 +23,7 @@
 #include "utils/rel.h"
 
 #include "fingerprint/fingerprint.h"
-#include "index/perm.h"
+#include "index/permlayout.h"
 
 /*
  * Number of tables C(blocks, max_distance), or -1 if it is more than
@@ -70,34 +70,6 @@ PermCheckLayoutOptions(int max_distance, int blocks)
 				 errmsg("blocks = %d and radius = %d need more than %d tables",
 						blocks, max_distance, PERM_MAX_TABLES),
 				 errhint("The index keeps C(blocks, radius) tables; use fewer blocks.")));
-}
-
-/*
- * The layout options of an index on 64-bit fingerprints (its reloptions),
- * checked: the design radius (radius, or its older name max_distance) and
- * blocks; substrings and width do not apply.  blocks = 0, which an
- * earlier version accepted for "not given" (permoptions now refuses it),
- * still stands for radius + 1, so that such an index goes on working.
- */
-void
-PermLayoutOptions(Relation index, int *max_distance, int *blocks)
-{
-	PermOptions *opts = (PermOptions *) index->rd_options;
-	int			k = PermFingerprintRadius(index);
-	int			b;
-
-	if (PermOptionGiven(opts, PERM_OPT_SUBSTRINGS))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("substrings does not apply to index \"%s\" on 64-bit fingerprints",
-						RelationGetRelationName(index)),
-				 errhint("Its fingerprints are cut into blocks: WITH (blocks = %d) gives their number.",
-						 opts->substrings)));
-	b = (PermOptionGiven(opts, PERM_OPT_BLOCKS) && opts->blocks != 0) ?
-		opts->blocks : k + 1;
-	PermCheckLayoutOptions(k, b);
-	*max_distance = k;
-	*blocks = b;
 }
 
 /* Binary entropy of a bit that is 1 with probability p */

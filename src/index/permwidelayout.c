@@ -61,7 +61,7 @@
 #include "utils/guc.h"
 #include "utils/rel.h"
 
-#include "index/perm.h"
+#include "index/permlayout.h"
 
 /*
  * A layout is chosen for at least this many rows (an index built small):
@@ -106,57 +106,6 @@ PermWideInit(void)
 							NULL, NULL, NULL);
 }
 
-/* The code's column of the index (0-based): the last key column */
-int
-PermCodeColumn(Relation index)
-{
-	return IndexRelationGetNumberOfKeyAttributes(index) - 1;
-}
-
-/*
- * Leading equality columns of the index (permtenant.c): all key columns
- * but the last
- */
-int
-PermTenantColumns(Relation index)
-{
-	return IndexRelationGetNumberOfKeyAttributes(index) - 1;
-}
-
-/*
- * Is the index laid out by multi-index hashing?  An index on bit(n) codes
- * is, and one with leading equality columns, whatever its code
- * (permtenant.c).
- */
-bool
-PermIndexIsWide(Relation index)
-{
-	return index->rd_opcintype[PermCodeColumn(index)] == BITOID ||
-		PermTenantColumns(index) > 0;
-}
-
-/*
- * A code as a bit string: a bit(n) value as it is, a 64-bit fingerprint
- * as bit(64), its most significant bit first (so Hamming distances agree)
- */
-VarBit *
-PermCodeBits(Relation index, Datum value)
-{
-	VarBit	   *bits;
-	uint64		fp;
-	int			i;
-
-	if (index->rd_opcintype[PermCodeColumn(index)] == BITOID)
-		return DatumGetVarBitP(value);
-	fp = DatumGetUInt64(value);
-	bits = palloc(VARBITTOTALLEN(64));
-	SET_VARSIZE(bits, VARBITTOTALLEN(64));
-	VARBITLEN(bits) = 64;
-	for (i = 0; i < 8; i++)
-		VARBITS(bits)[i] = (bits8) (fp >> (56 - 8 * i));
-	return bits;
-}
-
 /* Bits of substring t of a width-bit code cut into m */
 int
 PermWideSubstringBits(int width, int m, int t)
@@ -180,144 +129,6 @@ int
 PermWideMostSubstrings(int width)
 {
 	return Min(PERM_MAX_TABLES, width);
-}
-
-/*
- * The design radius an index's options give: radius, or max_distance (its
- * older name, which only 64-bit codes take); false when neither is given.
- * *name is the one given, for messages.  Both given with different values
- * is refused: one would be ignored.
- */
-bool
-PermRadiusOption(Relation index, int *radius, const char **name)
-{
-	PermOptions *opts = (PermOptions *) index->rd_options;
-	bool		bits = index->rd_opcintype[PermCodeColumn(index)] == BITOID;
-	bool		r_given = PermOptionGiven(opts, PERM_OPT_RADIUS);
-	bool		k_given = PermOptionGiven(opts, PERM_OPT_MAX_DISTANCE);
-
-	if (k_given && bits)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("max_distance does not apply to index \"%s\" on bit(n) codes",
-						RelationGetRelationName(index)),
-				 errhint("Its design radius is radius: WITH (radius = %d).",
-						 opts->max_distance)));
-	if (k_given && r_given && opts->max_distance != opts->radius)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("radius = %d and max_distance = %d both give the design radius of index \"%s\"",
-						opts->radius, opts->max_distance,
-						RelationGetRelationName(index)),
-				 errhint("max_distance is the older name of radius: give radius alone (ALTER INDEX ... RESET (max_distance)).")));
-	*radius = r_given ? opts->radius : k_given ? opts->max_distance : -1;
-	*name = r_given ? "radius" : "max_distance";
-	return r_given || k_given;
-}
-
-/*
- * The design radius of an index on 64-bit fingerprints, one column or
- * after leading columns: radius (or max_distance), 3 when not given, 0 to
- * PERM_MAX_MAX_DISTANCE; width, which gives bit varying codes theirs,
- * does not apply
- */
-int
-PermFingerprintRadius(Relation index)
-{
-	PermOptions *opts = (PermOptions *) index->rd_options;
-	int			r;
-	const char *name;
-
-	if (PermOptionGiven(opts, PERM_OPT_WIDTH))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("width does not apply to index \"%s\" on 64-bit fingerprints",
-						RelationGetRelationName(index)),
-				 errhint("width gives the width of bit varying codes.")));
-	if (!PermRadiusOption(index, &r, &name))
-		return PERM_DEFAULT_MAX_DISTANCE;
-	if (r < 0 || r > PERM_MAX_MAX_DISTANCE)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s %d is out of range for 64-bit fingerprints",
-						name, r),
-				 errdetail("%s must be between 0 and %d (queries at any radius are answered exactly).",
-						   name, PERM_MAX_MAX_DISTANCE)));
-	return r;
-}
-
-/*
- * The reloptions of an index on width-bit codes, or with leading columns,
- * checked: the design radius (not given: width / 8, or 3 on a 64-bit
- * fingerprint), the number of substrings (0: chosen), and the width of
- * bit varying codes, which must be theirs; blocks does not apply
- */
-void
-PermWideLayoutOptions(Relation index, int width, int *radius, int *substrings)
-{
-	PermOptions *opts = (PermOptions *) index->rd_options;
-	int			r;
-	const char *name;
-	bool		r_given = PermRadiusOption(index, &r, &name);
-	bool		m_given = PermOptionGiven(opts, PERM_OPT_SUBSTRINGS);
-	int			m = m_given ? opts->substrings : 0;
-	int			tenants = PermTenantColumns(index);
-	bool		bits = index->rd_opcintype[PermCodeColumn(index)] == BITOID;
-
-	if (PermOptionGiven(opts, PERM_OPT_BLOCKS))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("blocks does not apply to index \"%s\"",
-						RelationGetRelationName(index)),
-				 errdetail("An index on bit(n) codes, or with leading columns, cuts its codes into substrings, one table each."),
-				 errhint("WITH (substrings = %d) gives their number.", opts->blocks)));
-	if (bits && PermOptionGiven(opts, PERM_OPT_WIDTH) && opts->width != width)
-		ereport(ERROR,
-				(errcode(ERRCODE_STRING_DATA_LENGTH_MISMATCH),
-				 errmsg("index \"%s\" is declared for %d-bit codes, but its codes have %d bits",
-						RelationGetRelationName(index), opts->width, width),
-				 errhint("width must be the codes' width; a new width needs a new index.")));
-
-	/*
-	 * A 64-bit fingerprint after leading columns: its design radius is 0
-	 * to PERM_MAX_MAX_DISTANCE, 3 when not given, as in a one-column index
-	 * (the radius of its exclusion constraint)
-	 */
-	if (!bits)
-		r = PermFingerprintRadius(index);
-
-	if (width < 1 || width > PERM_MAX_WIDTH)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("simhash_perm indexes codes of 1 to %d bits, not %d",
-						PERM_MAX_WIDTH, width)));
-	/* every substring is a table, and after leading columns a key of 48 bits */
-	if (PermWideFewestSubstrings(width, tenants) > PermWideMostSubstrings(width))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("simhash_perm indexes codes of at most %d bits after leading columns, not %d",
-						PERM_MAX_TABLES * PERM_TENANT_SHIFT, width)));
-	if (bits && !r_given)
-		r = Max(1, width / 8);
-	else if (bits && (r < 0 || r > width))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("radius %d is out of range for %d-bit codes",
-						r, width),
-				 errdetail("radius must be between 0 and %d, the codes' width.",
-						   width)));
-	if (m_given && (m < PermWideFewestSubstrings(width, tenants) ||
-					m > PermWideMostSubstrings(width)))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("substrings %d is out of range for %d-bit codes%s",
-						m, width, tenants > 0 ? " after leading columns" : ""),
-				 errdetail("substrings must be between %d and %d: each substring is a key of at most %d bits, and one table.",
-						   PermWideFewestSubstrings(width, tenants),
-						   PermWideMostSubstrings(width),
-						   tenants > 0 ? PERM_TENANT_SHIFT : 64)));
-	*radius = r;
-	*substrings = m;
 }
 
 /*
@@ -402,20 +213,6 @@ PermWideChooseLayout(int width, int tenants, int radius, int substrings,
 		}
 	}
 	PermWideFillLayout(width, tenants, radius, best, tail, layout);
-}
-
-/* A code of another width than the index's is an error naming both */
-void
-PermWideCheckWidth(Relation index, int width, int got)
-{
-	if (got != width)
-		ereport(ERROR,
-				(errcode(ERRCODE_STRING_DATA_LENGTH_MISMATCH),
-				 errmsg("a code of %d bits does not fit index \"%s\" of %d-bit codes",
-						got, RelationGetRelationName(index), width),
-				 errdetail("A simhash_perm index holds codes of one width."),
-				 errhint("Declare the column bit(%d), or give each width a partial index of its own (WHERE length(code) = %d).",
-						 width, got)));
 }
 
 /*
