@@ -23,37 +23,37 @@ OBJS = \
 	src/recsort/runsort.o \
 	src/recsort/recstore.o \
 	src/recsort/groupsort.o \
+	src/index/build/permbuild.o \
+	src/index/build/permbuildparallel.o \
+	src/index/build/permconstraintcheck.o \
+	src/index/build/permgrow.o \
+	src/index/check/permcheck.o \
+	src/index/check/perminfo.o \
 	src/index/perm.o \
-	src/index/permoptions.o \
-	src/index/permlayout.o \
-	src/index/permwidelayout.o \
-	src/index/permpage.o \
-	src/index/permleaf.o \
-	src/index/permtenant.o \
-	src/index/permstore.o \
-	src/index/permstorefind.o \
-	src/index/permdescend.o \
-	src/index/permprobe.o \
-	src/index/permscan.o \
-	src/index/permbuild.o \
-	src/index/permbuildparallel.o \
-	src/index/permcheck.o \
+	src/index/permconstraint.o \
 	src/index/permcost.o \
-	src/index/permexclude.o \
-	src/index/permgrow.o \
 	src/index/permhandler.o \
-	src/index/perminfo.o \
 	src/index/perminsert.o \
-	src/index/permknn.o \
+	src/index/permlayout.o \
+	src/index/permoptions.o \
 	src/index/permowner.o \
-	src/index/permradius.o \
-	src/index/permstorescan.o \
+	src/index/permscan.o \
+	src/index/permtenant.o \
 	src/index/permvacuum.o \
 	src/index/permvalidate.o \
-	src/index/permwideknn.o \
-	src/index/permwidescan.o \
-	src/index/permwidetenant.o \
-	src/index/permwrite.o \
+	src/index/permwidelayout.o \
+	src/index/store/permstore.o \
+	src/index/store/permstorefind.o \
+	src/index/substrings/permstorescan.o \
+	src/index/substrings/permwideknn.o \
+	src/index/substrings/permwidescan.o \
+	src/index/substrings/permwidetenant.o \
+	src/index/tables/permtableknn.o \
+	src/index/tables/permtablescan.o \
+	src/index/tree/permdescend.o \
+	src/index/tree/permleaf.o \
+	src/index/tree/permpage.o \
+	src/index/tree/permwrite.o \
 	src/pairs/pairs.o \
 	src/pairs/pairssearch.o \
 	src/pairs/pairsparallel.o \
@@ -97,7 +97,8 @@ ISOLATION_OPTS = --inputdir=$(srcdir)/test/isolation --load-extension=simhash
 
 # Debian's libxxhash-dev: the header is compiled in (XXH_INLINE_ALL), so the
 # module has no runtime dependency and no exported xxHash symbols.
-SUBSYSTEMS = type fingerprint recsort index pairs planner
+SUBSYSTEMS = type fingerprint recsort index index/tree index/store index/build \
+	index/check index/tables index/substrings pairs planner
 PG_CPPFLAGS = -I$(srcdir)/src
 # -Wextra, less -Wunused-parameter: PostgreSQL's own headers trip it, and so
 # do the fixed signatures of index AM callbacks.

@@ -47,7 +47,7 @@
 #include "utils/selfuncs.h"
 
 #include "index/perm.h"
-#include "index/permleaf.h"
+#include "index/tree/permleaf.h"
 #include "type/hamming_query.h"
 #include "type/simhash_query.h"
 #include "type/simhash.h"

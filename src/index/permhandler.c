@@ -1,12 +1,12 @@
 /*-------------------------------------------------------------------------
  *
- * perm.c
+ * permhandler.c
  *		simhash_perm: the access method handler, reloptions, settings and
  *		build phase names.  The design is in README.perm; perm.h lists the
  *		files.
  *
  * IDENTIFICATION
- *	  src/index/perm.c
+ *	  src/index/permhandler.c
  *
  *-------------------------------------------------------------------------
  */
@@ -24,7 +24,7 @@
 #include "utils/rel.h"
 
 #include "index/perm.h"
-#include "index/permleaf.h"
+#include "index/tree/permleaf.h"
 
 PG_FUNCTION_INFO_V1(simhash_perm_handler);
 

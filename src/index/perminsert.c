@@ -31,7 +31,7 @@
 #include "utils/rel.h"
 
 #include "index/perm.h"
-#include "index/permleaf.h"
+#include "index/tree/permleaf.h"
 
 /* simhash.fail_after_split: for tests of incomplete splits (perm.c) */
 bool		perm_fail_after_split = false;

@@ -40,7 +40,7 @@
 #include "utils/snapmgr.h"
 
 #include "index/perm.h"
-#include "index/permprobe.h"
+#include "index/permscan.h"
 #include "type/hamming_query.h"
 #include "type/simhash.h"
 

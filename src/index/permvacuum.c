@@ -54,7 +54,7 @@
 #include "utils/rel.h"
 
 #include "index/perm.h"
-#include "index/permleaf.h"
+#include "index/tree/permleaf.h"
 
 /* Smallest bucket, in leaves, that VACUUM reports as skew */
 #define PERM_SKEW_MIN_LEAVES	8

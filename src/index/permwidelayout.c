@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * permwide.c
+ * permwidelayout.c
  *		simhash_perm on codes wider than 64 bits: bit(n) columns (PDQ image
  *		hashes, 128-bit fingerprints, binary vectors), by multi-index
  *		hashing (Norouzi, Punjani and Fleet, CVPR 2012, TPAMI 2014).
@@ -48,7 +48,7 @@
  * wider than 64 bits") gives the rule with worked numbers.
  *
  * IDENTIFICATION
- *	  src/index/permwide.c
+ *	  src/index/permwidelayout.c
  *
  *-------------------------------------------------------------------------
  */

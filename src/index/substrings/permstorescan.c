@@ -30,7 +30,7 @@
  * the next passes reach.
  *
  * IDENTIFICATION
- *	  src/index/permstorescan.c
+ *	  src/index/substrings/permstorescan.c
  *
  *-------------------------------------------------------------------------
  */
@@ -41,7 +41,7 @@
 #include "utils/rel.h"
 
 #include "index/perm.h"
-#include "index/permprobe.h"
+#include "index/permscan.h"
 #include "type/hamming_query.h"
 #include "type/simhash.h"
 

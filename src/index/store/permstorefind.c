@@ -12,7 +12,7 @@
  * directory of the chain's pages and ranges, with the index's state.
  *
  * IDENTIFICATION
- *	  src/index/permstorefind.c
+ *	  src/index/store/permstorefind.c
  *
  *-------------------------------------------------------------------------
  */

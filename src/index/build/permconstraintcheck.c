@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * permradius.c
+ * permconstraintcheck.c
  *		simhash_perm: the radius of an exclusion constraint always holds for
  *		the rows it guards.
  *
@@ -36,7 +36,7 @@
  * search a row, as the check of REINDEX does.
  *
  * IDENTIFICATION
- *	  src/index/permradius.c
+ *	  src/index/build/permconstraintcheck.c
  *
  *-------------------------------------------------------------------------
  */
@@ -59,7 +59,7 @@
 #include "utils/syscache.h"
 
 #include "index/perm.h"
-#include "index/permprobe.h"
+#include "index/permscan.h"
 #include "type/simhash.h"
 
 /* Why the rows are searched: the message of a pair found */

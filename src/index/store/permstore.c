@@ -37,7 +37,7 @@
  * in physical order pass store pages by: PermPageIsStore).
  *
  * IDENTIFICATION
- *	  src/index/permstore.c
+ *	  src/index/store/permstore.c
  *
  *-------------------------------------------------------------------------
  */

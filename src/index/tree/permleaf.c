@@ -38,7 +38,7 @@
  * README.perm, "Pages", describes the format in full.
  *
  * IDENTIFICATION
- *	  src/index/permleaf.c
+ *	  src/index/tree/permleaf.c
  *
  *-------------------------------------------------------------------------
  */
@@ -46,7 +46,7 @@
 
 #include "storage/bufpage.h"
 
-#include "index/permleaf.h"
+#include "index/tree/permleaf.h"
 
 /* simhash.write_old_leaf_format (perm.c): for tests of older indexes */
 bool		perm_write_old_leaf_format = false;

@@ -14,7 +14,7 @@
  * against a query (permdescend.c, permcost.c, the search within a leaf).
  *
  * IDENTIFICATION
- *	  src/index/permleaf.h
+ *	  src/index/tree/permleaf.h
  *
  *-------------------------------------------------------------------------
  */

@@ -1,12 +1,12 @@
 /*-------------------------------------------------------------------------
  *
- * permprobe.h
+ * permscan.h
  *		simhash_perm: queries permuted for each table, their probes
  *		(permprobe.c), lists of heap TIDs, and the scan state that the
  *		scan callbacks (permscan.c) and ordered scans (permknn.c) fill.
  *
  * IDENTIFICATION
- *	  src/index/permprobe.h
+ *	  src/index/permscan.h
  *
  *-------------------------------------------------------------------------
  */

@@ -25,7 +25,7 @@
  * the number of substrings follows it (permgrow.c).
  *
  * IDENTIFICATION
- *	  src/index/permbuild.c
+ *	  src/index/build/permbuild.c
  *
  *-------------------------------------------------------------------------
  */
@@ -44,7 +44,7 @@
 
 #include "fingerprint/fingerprint.h"
 #include "index/perm.h"
-#include "index/permleaf.h"
+#include "index/tree/permleaf.h"
 
 /* Fingerprints are counted bit by bit this many at a time */
 #define PERM_BUILD_COUNT_BATCH		1024

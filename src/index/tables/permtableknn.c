@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * permknn.c
+ * permtableknn.c
  *		simhash_perm: the nearest-neighbour scan (ORDER BY fp <-> q).
  *
  * An ordered scan grows the search ring by ring: ring sigma probes, in
@@ -17,7 +17,7 @@
  * fp <-> NULL: one pass, then the rows with a NULL fingerprint.
  *
  * IDENTIFICATION
- *	  src/index/permknn.c
+ *	  src/index/tables/permtableknn.c
  *
  *-------------------------------------------------------------------------
  */
@@ -35,7 +35,7 @@
 #include "utils/snapmgr.h"
 
 #include "index/perm.h"
-#include "index/permprobe.h"
+#include "index/permscan.h"
 #include "type/simhash.h"
 
 /* A set of heap TIDs (block << 16 | offset): the rows handed out */

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * permexclude.c
+ * permconstraint.c
  *		simhash_perm: exclusion constraints, a table free of near-duplicates.
  *
  *	  ALTER TABLE docs ADD CONSTRAINT docs_no_near_copies
@@ -41,7 +41,7 @@
  * committed conflict), so the heap reads cost nothing on the common path.
  *
  * IDENTIFICATION
- *	  src/index/permexclude.c
+ *	  src/index/permconstraint.c
  *
  *-------------------------------------------------------------------------
  */

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * permprobe.c
+ * permtablescan.c
  *		simhash_perm: queries into prefix probes.
  *
  * A scan key is "fp <@ simhash_within(q, r)".  For every table the scan
@@ -18,7 +18,7 @@
  * heap TIDs the scans collect, and PermCountWithin() for join estimates.
  *
  * IDENTIFICATION
- *	  src/index/permprobe.c
+ *	  src/index/tables/permtablescan.c
  *
  *-------------------------------------------------------------------------
  */
@@ -33,7 +33,7 @@
 #include "utils/rel.h"
 
 #include "index/perm.h"
-#include "index/permprobe.h"
+#include "index/permscan.h"
 #include "type/simhash_query.h"
 #include "type/simhash.h"
 

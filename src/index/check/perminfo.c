@@ -8,7 +8,7 @@
  *		checked first.
  *
  * IDENTIFICATION
- *	  src/index/perminfo.c
+ *	  src/index/check/perminfo.c
  *
  *-------------------------------------------------------------------------
  */
@@ -28,7 +28,7 @@
 #include "utils/rel.h"
 
 #include "index/perm.h"
-#include "index/permleaf.h"
+#include "index/tree/permleaf.h"
 
 PG_FUNCTION_INFO_V1(simhash_perm_info);
 

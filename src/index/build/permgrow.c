@@ -83,7 +83,7 @@
  * layout_start.
  *
  * IDENTIFICATION
- *	  src/index/permgrow.c
+ *	  src/index/build/permgrow.c
  *
  *-------------------------------------------------------------------------
  */
@@ -106,7 +106,7 @@
 
 #include "fingerprint/fingerprint.h"
 #include "index/perm.h"
-#include "index/permleaf.h"
+#include "index/tree/permleaf.h"
 
 /* The layout is looked at again each time the relation grows this much */
 #define PERM_GROWTH_FACTOR		4

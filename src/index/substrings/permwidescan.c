@@ -17,7 +17,7 @@
  * (permscan.c).
  *
  * IDENTIFICATION
- *	  src/index/permwidescan.c
+ *	  src/index/substrings/permwidescan.c
  *
  *-------------------------------------------------------------------------
  */
@@ -27,7 +27,7 @@
 #include "utils/rel.h"
 
 #include "index/perm.h"
-#include "index/permprobe.h"
+#include "index/permscan.h"
 #include "type/hamming_query.h"
 #include "type/simhash.h"
 #include "type/simhash_query.h"

@@ -41,7 +41,7 @@
  * through PermRunAsTableOwner all the same.
  *
  * IDENTIFICATION
- *	  src/index/permbuildparallel.c
+ *	  src/index/build/permbuildparallel.c
  *
  *-------------------------------------------------------------------------
  */

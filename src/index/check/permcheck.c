@@ -50,7 +50,7 @@
  * computed as permwide.c computes them).
  *
  * IDENTIFICATION
- *	  src/index/permcheck.c
+ *	  src/index/check/permcheck.c
  *
  *-------------------------------------------------------------------------
  */
@@ -70,7 +70,7 @@
 #include "utils/rel.h"
 
 #include "index/perm.h"
-#include "index/permleaf.h"
+#include "index/tree/permleaf.h"
 
 PG_FUNCTION_INFO_V1(simhash_perm_check);
 

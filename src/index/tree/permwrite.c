@@ -16,7 +16,7 @@
  * WAL does not restore whole.
  *
  * IDENTIFICATION
- *	  src/index/permwrite.c
+ *	  src/index/tree/permwrite.c
  *
  *-------------------------------------------------------------------------
  */
@@ -31,7 +31,7 @@
 #include "utils/rel.h"
 
 #include "index/perm.h"
-#include "index/permleaf.h"
+#include "index/tree/permleaf.h"
 
 /* Leaves and internal pages are written this full, leaving room to grow */
 #define PERM_BUILD_FILL_PERCENT		90

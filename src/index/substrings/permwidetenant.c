@@ -22,7 +22,7 @@
  * no complete sum: it is handed out as such, and the scan reads it.
  *
  * IDENTIFICATION
- *	  src/index/permwidetenant.c
+ *	  src/index/substrings/permwidetenant.c
  *
  *-------------------------------------------------------------------------
  */
@@ -34,7 +34,7 @@
 #include "utils/rel.h"
 
 #include "index/perm.h"
-#include "index/permprobe.h"
+#include "index/permscan.h"
 #include "type/simhash.h"
 
 /*

@@ -10,7 +10,7 @@
  * with by moving right (Lehman and Yao).  See README.perm, "Locking".
  *
  * IDENTIFICATION
- *	  src/index/permdescend.c
+ *	  src/index/tree/permdescend.c
  *
  *-------------------------------------------------------------------------
  */
@@ -25,7 +25,7 @@
 #include "utils/rel.h"
 
 #include "index/perm.h"
-#include "index/permleaf.h"
+#include "index/tree/permleaf.h"
 #include "type/simhash.h"
 
 /* Right-moves after which a leaf map is considered stale */

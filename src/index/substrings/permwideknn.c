@@ -31,7 +31,7 @@
  * row is read only after the index pages that named it are released.
  *
  * IDENTIFICATION
- *	  src/index/permwideknn.c
+ *	  src/index/substrings/permwideknn.c
  *
  *-------------------------------------------------------------------------
  */
@@ -49,7 +49,7 @@
 #include "utils/snapmgr.h"
 
 #include "index/perm.h"
-#include "index/permprobe.h"
+#include "index/permscan.h"
 #include "type/hamming_query.h"
 #include "type/simhash.h"
 #include "type/simhash_query.h"

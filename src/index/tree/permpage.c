@@ -22,7 +22,7 @@
  * "Damaged indexes", lists what is checked.
  *
  * IDENTIFICATION
- *	  src/index/permpage.c
+ *	  src/index/tree/permpage.c
  *
  *-------------------------------------------------------------------------
  */
@@ -37,7 +37,7 @@
 #include "utils/rel.h"
 
 #include "index/perm.h"
-#include "index/permleaf.h"
+#include "index/tree/permleaf.h"
 
 /*
  * A key below every real key: the first downlink of a level's leftmost page
