@@ -45,10 +45,12 @@ OBJS = \
 	src/index/store/permstore.o \
 	src/index/store/permstorefind.o \
 	src/index/substrings/permstorescan.o \
+	src/index/substrings/permsubstrings.o \
 	src/index/substrings/permwideknn.o \
 	src/index/substrings/permwidescan.o \
 	src/index/substrings/permwidetenant.o \
 	src/index/tables/permtableknn.o \
+	src/index/tables/permtables.o \
 	src/index/tables/permtablescan.o \
 	src/index/tree/permdescend.o \
 	src/index/tree/permleaf.o \

@@ -728,6 +728,9 @@ PermGetState(Relation index)
 		state->layout.tail = code.tail;
 		state->layout.extra = code.extra;
 	}
+	/* an index with a code record is laid out in substrings */
+	state->engine = state->layout.width > 0 ? PERM_ENGINE_SUBSTRINGS :
+		PERM_ENGINE_TABLES;
 	state->layout.max_distance = meta->max_distance;
 	state->layout.blocks = meta->blocks;
 	state->layout.ntables = meta->ntables;

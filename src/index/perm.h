@@ -372,9 +372,18 @@ typedef struct PermAppendScratch
  * which is harmless: the old root is the leftmost page of its level, and a
  * descent from it reaches every key of that level by moving right.
  */
+typedef enum PermEngineKind
+{
+	PERM_ENGINE_TABLES,			/* 64-bit fingerprints: tables/ */
+	PERM_ENGINE_SUBSTRINGS		/* bit(n) codes, leading columns: substrings/ */
+} PermEngineKind;
+
+#define PERM_NENGINES			2
+
 typedef struct PermState
 {
 	MemoryContext cxt;			/* holds the state and all it points to */
+	PermEngineKind engine;		/* which engine serves the index */
 	PermLayout	layout;
 	bool		has_growth;		/* the metapage has a PermMetaGrowth */
 	PermMetaGrowth growth;		/* as the metapage had it when read */
@@ -420,6 +429,50 @@ typedef struct PermPinList
 /* Called by PermProbeRange for every entry within the distance bound */
 typedef void (*PermMatchCallback) (void *arg, ItemPointer tid, uint64 key,
 								   int distance);
+
+/*
+ * The two engines, and what differs between them (README.perm, "Two
+ * engines"): the 64-bit permuted tables (tables/) and the substrings of
+ * bit(n) codes, or of a code after leading columns (substrings/).  Both
+ * keep their keys in the same trees (tree/), their codes in the same
+ * store (store/), and are built, vacuumed and checked by the same code,
+ * which reads the layout from the descriptor.  The handler
+ * (permhandler.c) picks an index's engine once, from the descriptor
+ * (PermState.engine), and hands it to the shared insert and to the scan,
+ * which keeps it (permscan.c): calls go through this table, so that no
+ * shared part names an engine.
+ */
+typedef struct PermEngine
+{
+	const char *name;
+
+	/* a row's key in every table (insert); false: none, a NULL tenant */
+	bool		(*row_keys) (Relation index, PermState *state,
+							 const Datum *values, const bool *isnull,
+							 ItemPointer tid, KeyTid *keys);
+
+	/* the radius scan: every entry within the quals' radius, to callback */
+	void		(*search) (IndexScanDesc scan, PermMatchCallback callback,
+						   void *arg, PermPinList *pins);
+
+	/*
+	 * an exclusion constraint's check: its candidates into the scan's
+	 * matches, their leaves pinned (NULL: search, with the pins); and
+	 * whether a candidate conflicts (NULL: each does)
+	 */
+	void		(*constraint_search) (IndexScanDesc scan);
+	bool		(*constraint_match) (IndexScanDesc scan);
+
+	/* the nearest-neighbour scan: the next row, nearest first */
+	bool		(*nearest) (IndexScanDesc scan);
+
+	/* free what the engine's part of a scan holds (may be NULL) */
+	void		(*end_scan) (IndexScanDesc scan);
+} PermEngine;
+
+/* tables/permtables.c, substrings/permsubstrings.c */
+extern PGDLLIMPORT const PermEngine PermTablesEngine;
+extern PGDLLIMPORT const PermEngine PermSubstringsEngine;
 
 /*
  * Inline helpers, used in the inner loops of descents, probes and builds
@@ -543,10 +596,8 @@ extern void PermCheckRebuiltConstraint(Relation heap, Relation index);
 /* perminsert.c */
 extern bool perm_fail_after_split;
 extern int	perm_leaf_map_memory;
-extern bool perminsert(Relation index, Datum *values, bool *isnull,
-					   ItemPointer ht_ctid, Relation heapRel,
-					   IndexUniqueCheck checkUnique, bool indexUnchanged,
-					   struct IndexInfo *indexInfo);
+extern bool PermInsert(const PermEngine *engine, Relation index,
+					   Datum *values, bool *isnull, ItemPointer ht_ctid);
 
 /* permexclude.c */
 
@@ -578,7 +629,8 @@ extern bool PermRowReaderFetch(PermRowReader *reader, ItemPointer tid,
 extern void PermRowReaderEnd(PermRowReader *reader);
 
 /* permscan.c */
-extern IndexScanDesc permbeginscan(Relation index, int nkeys, int norderbys);
+extern IndexScanDesc PermBeginScan(Relation index, int nkeys, int norderbys,
+								   const PermEngine *engine);
 extern void permrescan(IndexScanDesc scan, ScanKey keys, int nkeys,
 					   ScanKey orderbys, int norderbys);
 extern bool permgettuple(IndexScanDesc scan, ScanDirection dir);

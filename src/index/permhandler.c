@@ -130,6 +130,37 @@ permbuildphasename(int64 phasenum)
 	}
 }
 
+/*
+ * The engine of an index (perm.h, PermEngine), from its descriptor: the one
+ * place that names the engines
+ */
+static const PermEngine *const perm_engines[PERM_NENGINES] = {
+	[PERM_ENGINE_TABLES] = &PermTablesEngine,
+	[PERM_ENGINE_SUBSTRINGS] = &PermSubstringsEngine,
+};
+
+static const PermEngine *
+engine_of(Relation index)
+{
+	return perm_engines[PermGetState(index)->engine];
+}
+
+/* aminsert: the shared insert, with the index's engine */
+static bool
+perminsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
+		   Relation heapRel, IndexUniqueCheck checkUnique, bool indexUnchanged,
+		   struct IndexInfo *indexInfo)
+{
+	return PermInsert(engine_of(index), index, values, isnull, ht_ctid);
+}
+
+/* ambeginscan: the scan keeps the index's engine (permscan.c) */
+static IndexScanDesc
+permbeginscan(Relation index, int nkeys, int norderbys)
+{
+	return PermBeginScan(index, nkeys, norderbys, engine_of(index));
+}
+
 /* The access method handler */
 Datum
 simhash_perm_handler(PG_FUNCTION_ARGS)

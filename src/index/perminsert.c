@@ -630,14 +630,11 @@ insert_row(Relation index, int ntables, const KeyTid *keys)
  * store: its NULL rows are not listed, as before.
  */
 bool
-perminsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
-		   Relation heapRel, IndexUniqueCheck checkUnique, bool indexUnchanged,
-		   IndexInfo *indexInfo)
+PermInsert(const PermEngine *engine, Relation index, Datum *values,
+		   bool *isnull, ItemPointer ht_ctid)
 {
 	PermState  *state;
 	KeyTid		keys[PERM_MAX_TABLES];
-	uint64		fp;
-	int			t;
 
 	if (isnull[PermCodeColumn(index)])
 	{
@@ -651,45 +648,18 @@ perminsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	/* a young index may change its layout first (permgrow.c) */
 	PermGrowMaybeRelayout(index);
 	state = PermGetState(index);
-	if (state->layout.width > 0)
-	{
-		/*
-		 * a bit(n) code, or a code after leading columns: its substrings'
-		 * keys (permwide.c, permtenant.c); none for a NULL tenant
-		 */
-		uint64		wkeys[PERM_MAX_TABLES];
-		uint16		extras[PERM_MAX_TABLES];
 
-		if (!PermRowKeys(index, &state->layout, values, isnull, wkeys,
-						 extras))
-			return false;
-		for (t = 0; t < state->layout.ntables; t++)
-		{
-			keys[t].key = wkeys[t];
-			keys[t].tid = *ht_ctid;
-			keys[t].extra = extras[t];
-		}
-		/*
-		 * the code store first: a scan or a constraint's check that finds
-		 * the row in a table then finds its code in the store
-		 * (PermStoreFindCode)
-		 */
-		if (state->has_codes)
-		{
-			VarBit	   *code = DatumGetVarBitP(values[PermCodeColumn(index)]);
-
-			PermStoreAppend(index, ht_ctid, code);
-		}
-		insert_row(index, state->layout.ntables, keys);
+	/* the row's key in every table; none for a NULL tenant */
+	if (!engine->row_keys(index, state, values, isnull, ht_ctid, keys))
 		return false;
-	}
-	fp = (uint64) DatumGetInt64(values[0]);
-	for (t = 0; t < state->layout.ntables; t++)
-	{
-		keys[t].key = PermPermute(&state->perm[t], fp);
-		keys[t].tid = *ht_ctid;
-		keys[t].extra = 0;
-	}
+
+	/*
+	 * the code store first: a scan or a constraint's check that finds the
+	 * row in a table then finds its code in the store (PermStoreFindCode)
+	 */
+	if (state->has_codes)
+		PermStoreAppend(index, ht_ctid,
+						DatumGetVarBitP(values[PermCodeColumn(index)]));
 	insert_row(index, state->layout.ntables, keys);
 	return false;
 }

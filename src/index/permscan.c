@@ -31,6 +31,7 @@
 
 #include "access/htup_details.h"
 #include "access/relscan.h"
+#include "common/hashfn.h"
 #include "access/xact.h"
 #include "catalog/pg_am.h"
 #include "nodes/tidbitmap.h"
@@ -44,9 +45,54 @@
 #include "type/hamming_query.h"
 #include "type/simhash.h"
 
-/* ambeginscan */
+/* A set of heap TIDs (block << 16 | offset): the rows handed out */
+typedef struct HandedEntry
+{
+	uint64		tid;
+	char		status;
+} HandedEntry;
+
+#define SH_PREFIX handed
+#define SH_ELEMENT_TYPE HandedEntry
+#define SH_KEY_TYPE uint64
+#define SH_KEY tid
+#define SH_HASH_KEY(tb, key) murmurhash32((uint32) ((key) ^ ((key) >> 32)))
+#define SH_EQUAL(tb, a, b) ((a) == (b))
+#define SH_SCOPE static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
+/*
+ * Is this the first time the scan hands out tid?  On a sound index a row has
+ * one key, so one distance, in every table, and tid_list_merge_new drops
+ * the copies that other tables find.  A TID can come at two distances only
+ * if a stored key is damaged, or if VACUUM freed the TID and a new row took
+ * it while the scan ran (neither version is visible to the scan's
+ * snapshot); the scan hands it out once all the same, the first time.  The
+ * set holds the rows handed out: 16 bytes each, in the scan's context.
+ */
+bool
+PermScanFirstHandout(PermScanOpaque so, ItemPointer tid)
+{
+	uint64		key = ((uint64) ItemPointerGetBlockNumberNoCheck(tid) << 16) |
+		ItemPointerGetOffsetNumberNoCheck(tid);
+	bool		found;
+
+	if (so->handed == NULL)
+		so->handed = handed_create(so->cxt, 1024, NULL);
+	(void) handed_insert(so->handed, key, &found);
+	return !found;
+}
+
+/*
+ * ambeginscan, through the handler (permhandler.c), which gives the engine
+ * of the index (PermState.engine): the scan calls it through the table, so
+ * that this file drives both engines and names neither.
+ */
 IndexScanDesc
-permbeginscan(Relation index, int nkeys, int norderbys)
+PermBeginScan(Relation index, int nkeys, int norderbys,
+			  const PermEngine *engine)
 {
 	IndexScanDesc scan = RelationGetIndexScan(index, nkeys, norderbys);
 	PermScanOpaque so = palloc0(sizeof(PermScanOpaqueData));
@@ -54,6 +100,7 @@ permbeginscan(Relation index, int nkeys, int norderbys)
 	so->cxt = AllocSetContextCreate(CurrentMemoryContext,
 									"simhash_perm scan",
 									ALLOCSET_DEFAULT_SIZES);
+	so->engine = engine;
 	if (norderbys > 0)
 	{
 		scan->xs_orderbyvals = palloc0(norderbys * sizeof(Datum));
@@ -63,6 +110,17 @@ permbeginscan(Relation index, int nkeys, int norderbys)
 	return scan;
 }
 
+/* What a scan holds beyond its context: pins, a row reader, the engine's */
+static void
+release_scan(IndexScanDesc scan, PermScanOpaque so)
+{
+	PermReleasePins(&so->pins);
+	if (so->rows)
+		PermRowReaderEnd(so->rows);
+	if (so->engine->end_scan)
+		so->engine->end_scan(scan);
+}
+
 /* amrescan */
 void
 permrescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys,
@@ -70,22 +128,21 @@ permrescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys,
 {
 	PermScanOpaque so = (PermScanOpaque) scan->opaque;
 	MemoryContext cxt = so->cxt;
+	const PermEngine *engine = so->engine;
 
 	if (keys && scan->numberOfKeys > 0)
 		memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
 	if (orderbys && scan->numberOfOrderBys > 0)
 		memmove(scan->orderByData, orderbys,
 				scan->numberOfOrderBys * sizeof(ScanKeyData));
-	PermReleasePins(&so->pins);
-	if (so->rows)
-		PermRowReaderEnd(so->rows);
-	PermWideEndScan(so);
+	release_scan(scan, so);
 	MemoryContextReset(cxt);
 	memset(so, 0, sizeof(*so));
 	so->cxt = cxt;
+	so->engine = engine;
 }
 
-/* Callback of gettuple's search: remember the TID */
+/* Callback of a search: remember the TID */
 static void
 collect_tid(void *arg, ItemPointer tid, uint64 key, int distance)
 {
@@ -95,60 +152,13 @@ collect_tid(void *arg, ItemPointer tid, uint64 key, int distance)
 }
 
 /* Start reading matches' rows, in the scan's own context */
-static void
-begin_row_reader(IndexScanDesc scan, PermScanOpaque so)
+void
+PermScanBeginRowReader(IndexScanDesc scan, PermScanOpaque so)
 {
 	MemoryContext old = MemoryContextSwitchTo(GetMemoryChunkContext(so));
 
 	so->rows = PermRowReaderBegin(scan->heapRelation, scan->indexRelation);
 	MemoryContextSwitchTo(old);
-}
-
-/*
- * Does a constraint check's match on an index laid out by multi-index
- * hashing (permwide.c) conflict?  Its code within the radius of the new
- * row's, and its leading values equal the new row's.  The code comes from
- * the code store (PermStoreFindCode) where it keeps codes (bit(n) codes):
- * no row is read and no index expression computed for a candidate whose
- * code lies beyond the radius.  Without leading columns that decides.
- * With them, the index holds a hash of the tenant only: a candidate within
- * the radius (a conflict, or a tenant of the same hash), and every
- * candidate of a 64-bit code, is read under the check's snapshot and its
- * values computed as the executor computes the new row's (README.perm,
- * "Security", says what is left to do there).
- */
-static bool
-wide_constraint_row_matches(IndexScanDesc scan, PermScanOpaque so,
-							PermState *state)
-{
-	Relation	index = scan->indexRelation;
-	int			code = PermCodeColumn(index);
-	Datum		values[INDEX_MAX_KEYS];
-	bool		isnull[INDEX_MAX_KEYS];
-
-	if (state->has_codes)
-	{
-		VarBit	   *stored = PermStoreCodeBits(index, &scan->xs_heaptid);
-
-		/* not in the store: an insert cut short, its row dead */
-		if (stored == NULL ||
-			simhash_bit_distance(stored,
-								 PermCodeBits(index, scan->keyData[code].sk_argument)) >
-			PermConstraintRadius(scan, state))
-			return false;
-		/* within the radius: without leading columns, a conflict */
-		if (state->layout.tenants == 0)
-			return true;
-	}
-	if (so->rows == NULL)
-		begin_row_reader(scan, so);
-	if (!PermRowReaderFetchValues(so->rows, &scan->xs_heaptid,
-								  scan->xs_snapshot, values, isnull) ||
-		isnull[code] || !PermTenantRowMatches(scan, values, isnull))
-		return false;
-	return simhash_bit_distance(PermCodeBits(index, values[code]),
-								PermCodeBits(index, scan->keyData[code].sk_argument)) <=
-		PermConstraintRadius(scan, state);
 }
 
 /*
@@ -209,6 +219,7 @@ permgettuple(IndexScanDesc scan, ScanDirection dir)
 static bool
 gettuple(IndexScanDesc scan, PermScanOpaque so)
 {
+	const PermEngine *engine = so->engine;
 
 	if (scan->xs_want_itup && scan->xs_itup == NULL)
 	{
@@ -224,11 +235,7 @@ gettuple(IndexScanDesc scan, PermScanOpaque so)
 
 	/* nearest first; or, with neither quals nor ORDER BY, every row */
 	if (scan->numberOfOrderBys > 0 || scan->numberOfKeys == 0)
-	{
-		if (PermGetState(scan->indexRelation)->layout.width > 0)
-			return PermWideKnnGettuple(scan, so);
-		return PermKnnGettuple(scan, so);
-	}
+		return engine->nearest(scan);
 
 	if (!so->searched)
 	{
@@ -251,24 +258,11 @@ gettuple(IndexScanDesc scan, PermScanOpaque so)
 			so->pins.cxt = so->cxt;
 		}
 
-		if (PermGetState(scan->indexRelation)->layout.width > 0)
-			PermWideSearch(scan, collect_tid, so,
-						   so->keep_pins ? &so->pins : NULL);
-		else if (so->keep_pins)
-		{
-			/* the check of 64-bit fingerprints: from the keys alone */
-			MemoryContext old = MemoryContextSwitchTo(so->cxt);
-			PermState  *state = PermGetState(scan->indexRelation);
-
-			if (!(scan->keyData[0].sk_flags & SK_ISNULL))
-				PermSearchConstraint(scan->indexRelation,
-									 DatumGetUInt64(scan->keyData[0].sk_argument),
-									 PermConstraintRadius(scan, state),
-									 &so->matches, &so->pins);
-			MemoryContextSwitchTo(old);
-		}
+		if (so->keep_pins && engine->constraint_search)
+			engine->constraint_search(scan);
 		else
-			PermSearch(scan, collect_tid, so, NULL);
+			engine->search(scan, collect_tid, so,
+						   so->keep_pins ? &so->pins : NULL);
 		pgstat_count_index_scan(scan->indexRelation);
 
 		/* a row matching in several tables is returned once */
@@ -283,15 +277,13 @@ gettuple(IndexScanDesc scan, PermScanOpaque so)
 		/*
 		 * The executor checks the row's own fingerprint (README.perm),
 		 * except in a constraint's check: ~= has no radius of its own, so
-		 * the check's match is decided here, on 64-bit fingerprints from
-		 * the keys already (PermSearchConstraint), on bit(n) codes and
-		 * within a tenant on the row.
+		 * the engine decides the check's match (from the keys of 64-bit
+		 * fingerprints already; from the code store, or the row, for
+		 * bit(n) codes and within a tenant).
 		 */
 		scan->xs_recheck = !so->keep_pins;
-		if (so->keep_pins &&
-			PermGetState(scan->indexRelation)->layout.width > 0 &&
-			!wide_constraint_row_matches(scan, so,
-										 PermGetState(scan->indexRelation)))
+		if (so->keep_pins && engine->constraint_match &&
+			!engine->constraint_match(scan))
 			continue;
 		return true;
 	}
@@ -318,38 +310,29 @@ add_to_bitmap(void *arg, ItemPointer tid, uint64 key, int distance)
 int64
 permgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 {
+	PermScanOpaque so = (PermScanOpaque) scan->opaque;
 	BitmapState bs;
 
 	bs.tbm = tbm;
 	bs.ntids = 0;
 	if (scan->numberOfKeys == 0 &&
-		PermGetState(scan->indexRelation)->layout.tenants > 0)
-		PermWideSearch(scan, add_to_bitmap, &bs, NULL);	/* reads the table */
-	else if (scan->numberOfKeys == 0)
+		PermGetState(scan->indexRelation)->layout.tenants == 0)
 	{
-		/* no qual: every row, the NULL ones included */
-		PermScanOpaque so = (PermScanOpaque) scan->opaque;
-		PermSearchState ss;
-		PermQuery	all;
-
-		all.center = 0;
-		all.radius = PERM_MAX_HAMMING;
-		ss.queries = &all;
-		ss.nqueries = 1;
-		ss.table = 0;
-		ss.callback = add_to_bitmap;
-		ss.arg = &bs;
-		ss.pins = NULL;
+		/*
+		 * No qual: every row, the NULL ones included.  Every row has one
+		 * entry in each table, so the whole of table 0 is every row with a
+		 * code, whichever the engine.
+		 */
 		PermProbeRange(scan->indexRelation, 0, 0, PG_UINT64_MAX, 0, 0,
-					   PERM_MAX_HAMMING, PermSearchMatch, &ss, NULL);
-		PermKnnReadNullRows(scan, so);
+					   PERM_MAX_HAMMING, add_to_bitmap, &bs, NULL);
+		PermScanReadNullRows(scan, so);
 		tbm_add_tuples(tbm, so->nulls.tids, (int) so->nulls.n, true);
 		bs.ntids += so->nulls.n;
 	}
-	else if (PermGetState(scan->indexRelation)->layout.width > 0)
-		PermWideSearch(scan, add_to_bitmap, &bs, NULL);
 	else
-		PermSearch(scan, add_to_bitmap, &bs, NULL);
+		so->engine->search(scan, add_to_bitmap, &bs, NULL);	/* a tenant's
+															 * rows without
+															 * a qual too */
 	pgstat_count_index_scan(scan->indexRelation);
 	return bs.ntids;
 }
@@ -360,10 +343,199 @@ permendscan(IndexScanDesc scan)
 {
 	PermScanOpaque so = (PermScanOpaque) scan->opaque;
 
-	PermReleasePins(&so->pins);
-	if (so->rows)
-		PermRowReaderEnd(so->rows);
-	PermWideEndScan(so);
+	release_scan(scan, so);
 	MemoryContextDelete(so->cxt);
 	pfree(so);
+}
+
+/*
+ * Append the prefixes `flips` bits or fewer from key's (with `exact`, only
+ * those exactly `flips` bits away, one ring of an ordered scan), in
+ * increasing order, to list, which has room for them.  value holds the
+ * bits above `bit` chosen so far and `flips` the differences still
+ * allowed; bits below low_bit stay zero.  Each bit is chosen 0 before 1,
+ * so the prefixes come out sorted, as PermProbeRanges takes them, without
+ * a sort (which was a sixteenth of a random LIMIT 10 search's time).  Once
+ * no difference is left, the remaining bits are key's, taken at once.
+ */
+static void
+add_neighbours(PrefixList *list, uint64 key, uint64 value, int bit, int low_bit,
+			   int flips, bool exact)
+{
+	uint64		mask;
+
+	if (bit < low_bit)
+	{
+		if (!exact || flips == 0)
+			list->lo[list->n++] = value;
+		return;
+	}
+	if (flips == 0)
+	{
+		/* bits low_bit..bit of key */
+		mask = (bit == 63 ? PG_UINT64_MAX : (UINT64CONST(1) << (bit + 1)) - 1) &
+			~((UINT64CONST(1) << low_bit) - 1);
+		list->lo[list->n++] = value | (key & mask);
+		return;
+	}
+	if (exact && flips > bit - low_bit + 1)
+		return;					/* too few bits left to differ in */
+	mask = UINT64CONST(1) << bit;
+	if ((key & mask) == 0)
+	{
+		add_neighbours(list, key, value, bit - 1, low_bit, flips, exact);
+		add_neighbours(list, key, value | mask, bit - 1, low_bit, flips - 1, exact);
+	}
+	else
+	{
+		add_neighbours(list, key, value, bit - 1, low_bit, flips - 1, exact);
+		add_neighbours(list, key, value | mask, bit - 1, low_bit, flips, exact);
+	}
+}
+
+/*
+ * The keys whose bits low_bit..high_bit lie within flips bits of key's
+ * (exactly flips bits with exact), the other bits zero, in ascending order,
+ * into out, which has room for them (simhash_count_within of the span's
+ * width); returns how many.  The probes of a ring or a ball, here and for
+ * bit(n) codes (permwidescan.c, permwideknn.c).
+ */
+int64
+PermNeighbourKeys(uint64 key, int high_bit, int low_bit, int flips,
+				  bool exact, uint64 *out)
+{
+	PrefixList	list;
+
+	Assert(high_bit <= 63 && low_bit >= 0);
+	list.lo = out;
+	list.n = 0;
+	if (flips >= 0)
+		add_neighbours(&list, key, 0, high_bit, low_bit, flips, exact);
+	return list.n;
+}
+
+/*
+ * The value of an equality key on a bigint code, as the 64 bits the index
+ * keys on: the operator family of bigint codes holds the integer
+ * equalities, cross-type ones included (int2, int4), so fp = $1 scans the
+ * index at radius 0.  A smaller integer is widened with its sign, as the
+ * cross-type operator compares it.
+ */
+uint64
+PermEqualityValue(ScanKey sk)
+{
+	if (sk->sk_subtype == INT2OID)
+		return (uint64) (int64) DatumGetInt16(sk->sk_argument);
+	if (sk->sk_subtype == INT4OID)
+		return (uint64) (int64) DatumGetInt32(sk->sk_argument);
+	return (uint64) DatumGetInt64(sk->sk_argument);
+}
+
+static int
+compare_tids(const void *a, const void *b)
+{
+	return ItemPointerCompare((ItemPointer) a, (ItemPointer) b);
+}
+
+/* Sort n TIDs and drop repeats; returns how many are left */
+int64
+PermTidsSortUnique(ItemPointer tids, int64 n)
+{
+	int64		i,
+				kept = 0;
+
+	if (n < 2)
+		return n;
+	qsort(tids, n, sizeof(ItemPointerData), compare_tids);
+	for (i = 0; i < n; i++)
+		if (kept == 0 || !ItemPointerEquals(&tids[kept - 1], &tids[i]))
+			tids[kept++] = tids[i];
+	return kept;
+}
+
+/* Sort a list in TID order and drop repeats (a row found in several tables) */
+void
+PermTidListSortUnique(PermTidList *list)
+{
+	list->n = PermTidsSortUnique(list->tids, list->n);
+}
+
+/* What PermTidListAddRowsWithoutCode's callback adds to */
+typedef struct RowsWithoutCode
+{
+	PermTidList *list;
+	MemoryContext cxt;
+} RowsWithoutCode;
+
+static void
+add_row_without_code(void *arg, ItemPointer tid)
+{
+	RowsWithoutCode *r = (RowsWithoutCode *) arg;
+
+	PermTidListAdd(r->list, r->cxt, tid);
+}
+
+/*
+ * Add the rows the store lists without a code to a list, in cxt
+ * (PermStoreReadRowsWithoutCode)
+ */
+void
+PermTidListAddRowsWithoutCode(Relation index, PermTidList *list,
+							  MemoryContext cxt, BufferAccessStrategy strategy)
+{
+	RowsWithoutCode r;
+
+	r.list = list;
+	r.cxt = cxt;
+	PermStoreReadRowsWithoutCode(index, strategy, add_row_without_code, &r);
+}
+
+/*
+ * The index holds no entry in its tables for a row whose code is NULL, yet
+ * ORDER BY fp <-> q returns such rows, last.  Once every indexed row has
+ * been handed out, they come from the store's list of rows without a code
+ * (permstorescan.c): no table read, no index expression evaluated.  With
+ * leading columns, the list holds every tenant's: each row is handed out
+ * for the executor's recheck of the tenant's equality (leakproof, as the
+ * planner requires of an index qual on a table with row-level security).
+ */
+void
+PermScanReadNullRows(IndexScanDesc scan, PermScanOpaque so)
+{
+	PermTidListAddRowsWithoutCode(scan->indexRelation, &so->nulls, so->cxt,
+								  NULL);
+}
+
+/*
+ * Hand out the next row whose indexed value is NULL, after reading them
+ * (PermScanReadNullRows) unless that was done: an ordered scan's last rows,
+ * as the sequential scan's.  With once, a row already handed out is passed
+ * over.  False when none is left.
+ */
+bool
+PermScanNextNullRow(IndexScanDesc scan, PermScanOpaque so, bool once)
+{
+	if (!so->nulls_read)
+	{
+		PermScanReadNullRows(scan, so);
+		so->nulls_read = true;
+		so->next = 0;
+	}
+	while (so->next < so->nulls.n)
+	{
+		ItemPointer tid = &so->nulls.tids[so->next++];
+
+		if (once && !PermScanFirstHandout(so, tid))
+			continue;
+		scan->xs_heaptid = *tid;
+		scan->xs_recheck = scan->numberOfKeys > 0;	/* a tenant's equality */
+		if (scan->numberOfOrderBys > 0)
+		{
+			scan->xs_orderbyvals[0] = (Datum) 0;
+			scan->xs_orderbynulls[0] = true;
+			scan->xs_recheckorderby = false;
+		}
+		return true;
+	}
+	return false;
 }

@@ -41,6 +41,7 @@ typedef struct PermQuery
 typedef struct PermScanOpaqueData
 {
 	MemoryContext cxt;			/* holds the match lists, reset on rescan */
+	const PermEngine *engine;	/* the index's (PermState.engine) */
 	bool		searched;
 
 	/*
@@ -134,6 +135,13 @@ extern void PermTidListSortUnique(PermTidList *list);
 extern void PermSearchCenter(Relation index, uint64 center, int radius,
 							 PermTidList *found);
 
+/* A list of prefixes to probe, with room for all of them */
+typedef struct PrefixList
+{
+	uint64	   *lo;
+	int64		n;
+} PrefixList;
+
 /* A scan's qual on a bit(n) code: rows within radius of code */
 typedef struct PermWideQual
 {
@@ -142,8 +150,8 @@ typedef struct PermWideQual
 } PermWideQual;
 
 /* permwideknn.c */
-extern bool PermWideKnnGettuple(IndexScanDesc scan, PermScanOpaque so);
-extern void PermWideEndScan(PermScanOpaque so);
+extern bool PermWideKnnGettuple(IndexScanDesc scan);
+extern void PermWideEndScan(IndexScanDesc scan);
 
 /* permstorescan.c */
 typedef struct PermStoreScan PermStoreScan;
@@ -172,9 +180,11 @@ extern int	PermWideScanQuals(IndexScanDesc scan, const PermLayout *layout,
 extern double PermWideTableLeaves(Relation index, int m);
 
 /* permknn.c */
-extern bool PermKnnGettuple(IndexScanDesc scan, PermScanOpaque so);
-extern void PermKnnReadNullRows(IndexScanDesc scan, PermScanOpaque so);
-extern bool PermKnnNextNullRow(IndexScanDesc scan, PermScanOpaque so,
+extern bool PermKnnGettuple(IndexScanDesc scan);
+extern void PermScanReadNullRows(IndexScanDesc scan, PermScanOpaque so);
+extern bool PermScanFirstHandout(PermScanOpaque so, ItemPointer tid);
+extern void PermScanBeginRowReader(IndexScanDesc scan, PermScanOpaque so);
+extern bool PermScanNextNullRow(IndexScanDesc scan, PermScanOpaque so,
 							   bool once);
 
 #endif							/* PERMQUERY_H */

@@ -810,8 +810,9 @@ read_next(IndexScanDesc scan, PermScanOpaque so, PermWideOrder *wo)
  * distance; then, without a qual, the rows whose code is NULL
  */
 bool
-PermWideKnnGettuple(IndexScanDesc scan, PermScanOpaque so)
+PermWideKnnGettuple(IndexScanDesc scan)
 {
+	PermScanOpaque so = (PermScanOpaque) scan->opaque;
 	PermWideOrder *wo = so->wide;
 
 	if (wo == NULL)
@@ -862,13 +863,15 @@ PermWideKnnGettuple(IndexScanDesc scan, PermScanOpaque so)
 		return false;
 
 	/* the store's list of rows without a code: no row read (permknn.c) */
-	return PermKnnNextNullRow(scan, so, false);
+	return PermScanNextNullRow(scan, so, false);
 }
 
 /* End what a nearest-neighbour scan holds outside its memory context */
 void
-PermWideEndScan(PermScanOpaque so)
+PermWideEndScan(IndexScanDesc scan)
 {
+	PermScanOpaque so = (PermScanOpaque) scan->opaque;
+
 	if (so->wide && so->wide->reader)
 		PermRowReaderEnd(so->wide->reader);
 }

@@ -38,24 +38,6 @@
 #include "index/permscan.h"
 #include "type/simhash.h"
 
-/* A set of heap TIDs (block << 16 | offset): the rows handed out */
-typedef struct HandedEntry
-{
-	uint64		tid;
-	char		status;
-} HandedEntry;
-
-#define SH_PREFIX handed
-#define SH_ELEMENT_TYPE HandedEntry
-#define SH_KEY_TYPE uint64
-#define SH_KEY tid
-#define SH_HASH_KEY(tb, key) murmurhash32((uint32) ((key) ^ ((key) >> 32)))
-#define SH_EQUAL(tb, a, b) ((a) == (b))
-#define SH_SCOPE static inline
-#define SH_DECLARE
-#define SH_DEFINE
-#include "lib/simplehash.h"
-
 /*
  * The list's first `handed` TIDs have been handed out, and TIDs found since
  * were appended after them: sort and de-duplicate the new ones, and drop
@@ -95,28 +77,6 @@ tid_list_merge_new(PermTidList *list, int64 handed)
 		added[kept++] = added[i];
 	}
 	list->n = handed + kept;
-}
-
-/*
- * Is this the first time the scan hands out tid?  On a sound index a row has
- * one key, so one distance, in every table, and tid_list_merge_new drops
- * the copies that other tables find.  A TID can come at two distances only
- * if a stored key is damaged, or if VACUUM freed the TID and a new row took
- * it while the scan ran (neither version is visible to the scan's
- * snapshot); the scan hands it out once all the same, the first time.  The
- * set holds the rows handed out: 16 bytes each, in the scan's context.
- */
-static bool
-first_handout(PermScanOpaque so, ItemPointer tid)
-{
-	uint64		key = ((uint64) ItemPointerGetBlockNumberNoCheck(tid) << 16) |
-		ItemPointerGetOffsetNumberNoCheck(tid);
-	bool		found;
-
-	if (so->handed == NULL)
-		so->handed = handed_create(so->cxt, 1024, NULL);
-	(void) handed_insert(so->handed, key, &found);
-	return !found;
 }
 
 /* The largest distance all of whose rows rings 0..ring have found */
@@ -329,22 +289,6 @@ order_read_ring(IndexScanDesc scan, PermState *state, PermScanOpaque so)
 }
 
 /*
- * The index holds no entry in its tables for a row whose code is NULL, yet
- * ORDER BY fp <-> q returns such rows, last.  Once every indexed row has
- * been handed out, they come from the store's list of rows without a code
- * (permstorescan.c): no table read, no index expression evaluated.  With
- * leading columns, the list holds every tenant's: each row is handed out
- * for the executor's recheck of the tenant's equality (leakproof, as the
- * planner requires of an index qual on a table with row-level security).
- */
-void
-PermKnnReadNullRows(IndexScanDesc scan, PermScanOpaque so)
-{
-	PermTidListAddRowsWithoutCode(scan->indexRelation, &so->nulls, so->cxt,
-								  NULL);
-}
-
-/*
  * amgettuple of an ordered scan: hand out the rows at distance `emitted`,
  * reading rings as needed; then, unless a qual excludes them, the rows with
  * a NULL fingerprint.
@@ -369,8 +313,9 @@ PermKnnReadNullRows(IndexScanDesc scan, PermScanOpaque so)
  * them, or none, and handing those out early changes nothing for the rest.
  */
 bool
-PermKnnGettuple(IndexScanDesc scan, PermScanOpaque so)
+PermKnnGettuple(IndexScanDesc scan)
 {
+	PermScanOpaque so = (PermScanOpaque) scan->opaque;
 	PermState  *state = PermGetState(scan->indexRelation);
 
 	if (!so->searched)
@@ -402,7 +347,7 @@ PermKnnGettuple(IndexScanDesc scan, PermScanOpaque so)
 		{
 			ItemPointer tid = &list->tids[so->next++];
 
-			if (!first_handout(so, tid))
+			if (!PermScanFirstHandout(so, tid))
 				continue;
 			scan->xs_heaptid = *tid;
 			scan->xs_recheck = true;
@@ -431,39 +376,5 @@ PermKnnGettuple(IndexScanDesc scan, PermScanOpaque so)
 	/* a qual is strict: no row with a NULL fingerprint passes one */
 	if (so->nqueries > 1)
 		return false;
-	return PermKnnNextNullRow(scan, so, true);
-}
-
-/*
- * Hand out the next row whose indexed value is NULL, after reading them
- * (PermKnnReadNullRows) unless that was done: an ordered scan's last rows,
- * as the sequential scan's.  With once, a row already handed out is passed
- * over.  False when none is left.
- */
-bool
-PermKnnNextNullRow(IndexScanDesc scan, PermScanOpaque so, bool once)
-{
-	if (!so->nulls_read)
-	{
-		PermKnnReadNullRows(scan, so);
-		so->nulls_read = true;
-		so->next = 0;
-	}
-	while (so->next < so->nulls.n)
-	{
-		ItemPointer tid = &so->nulls.tids[so->next++];
-
-		if (once && !first_handout(so, tid))
-			continue;
-		scan->xs_heaptid = *tid;
-		scan->xs_recheck = scan->numberOfKeys > 0;	/* a tenant's equality */
-		if (scan->numberOfOrderBys > 0)
-		{
-			scan->xs_orderbyvals[0] = (Datum) 0;
-			scan->xs_orderbynulls[0] = true;
-			scan->xs_recheckorderby = false;
-		}
-		return true;
-	}
-	return false;
+	return PermScanNextNullRow(scan, so, true);
 }

@@ -58,79 +58,6 @@ PermSearchMatch(void *arg, ItemPointer tid, uint64 key, int distance)
 	ss->callback(ss->arg, tid, key, distance);
 }
 
-/* A list of prefixes to probe, with room for all of them */
-typedef struct PrefixList
-{
-	uint64	   *lo;
-	int64		n;
-} PrefixList;
-
-/*
- * Append the prefixes `flips` bits or fewer from key's (with `exact`, only
- * those exactly `flips` bits away, one ring of an ordered scan), in
- * increasing order, to list, which has room for them.  value holds the
- * bits above `bit` chosen so far and `flips` the differences still
- * allowed; bits below low_bit stay zero.  Each bit is chosen 0 before 1,
- * so the prefixes come out sorted, as PermProbeRanges takes them, without
- * a sort (which was a sixteenth of a random LIMIT 10 search's time).  Once
- * no difference is left, the remaining bits are key's, taken at once.
- */
-static void
-add_neighbours(PrefixList *list, uint64 key, uint64 value, int bit, int low_bit,
-			   int flips, bool exact)
-{
-	uint64		mask;
-
-	if (bit < low_bit)
-	{
-		if (!exact || flips == 0)
-			list->lo[list->n++] = value;
-		return;
-	}
-	if (flips == 0)
-	{
-		/* bits low_bit..bit of key */
-		mask = (bit == 63 ? PG_UINT64_MAX : (UINT64CONST(1) << (bit + 1)) - 1) &
-			~((UINT64CONST(1) << low_bit) - 1);
-		list->lo[list->n++] = value | (key & mask);
-		return;
-	}
-	if (exact && flips > bit - low_bit + 1)
-		return;					/* too few bits left to differ in */
-	mask = UINT64CONST(1) << bit;
-	if ((key & mask) == 0)
-	{
-		add_neighbours(list, key, value, bit - 1, low_bit, flips, exact);
-		add_neighbours(list, key, value | mask, bit - 1, low_bit, flips - 1, exact);
-	}
-	else
-	{
-		add_neighbours(list, key, value, bit - 1, low_bit, flips - 1, exact);
-		add_neighbours(list, key, value | mask, bit - 1, low_bit, flips, exact);
-	}
-}
-
-/*
- * The keys whose bits low_bit..high_bit lie within flips bits of key's
- * (exactly flips bits with exact), the other bits zero, in ascending order,
- * into out, which has room for them (simhash_count_within of the span's
- * width); returns how many.  The probes of a ring or a ball, here and for
- * bit(n) codes (permwidescan.c, permwideknn.c).
- */
-int64
-PermNeighbourKeys(uint64 key, int high_bit, int low_bit, int flips,
-				  bool exact, uint64 *out)
-{
-	PrefixList	list;
-
-	Assert(high_bit <= 63 && low_bit >= 0);
-	list.lo = out;
-	list.n = 0;
-	if (flips >= 0)
-		add_neighbours(&list, key, 0, high_bit, low_bit, flips, exact);
-	return list.n;
-}
-
 /*
  * Probe, in table ss->table, every prefix within `flips` bits of the
  * driving query's (exactly `flips` with `exact`), in key order so that
@@ -161,23 +88,6 @@ PermProbeNeighbours(Relation index, PermSearchState *ss, int prefix_bits,
 					q->key[ss->table], 0, q->radius, PermSearchMatch, ss,
 					ss->pins);
 	pfree(lo);
-}
-
-/*
- * The value of an equality key on a bigint code, as the 64 bits the index
- * keys on: the operator family of bigint codes holds the integer
- * equalities, cross-type ones included (int2, int4), so fp = $1 scans the
- * index at radius 0.  A smaller integer is widened with its sign, as the
- * cross-type operator compares it.
- */
-uint64
-PermEqualityValue(ScanKey sk)
-{
-	if (sk->sk_subtype == INT2OID)
-		return (uint64) (int64) DatumGetInt16(sk->sk_argument);
-	if (sk->sk_subtype == INT4OID)
-		return (uint64) (int64) DatumGetInt32(sk->sk_argument);
-	return (uint64) DatumGetInt64(sk->sk_argument);
 }
 
 /*
@@ -303,65 +213,6 @@ PermSearch(IndexScanDesc scan, PermMatchCallback callback, void *arg,
 		search_queries(scan->indexRelation, queries, scan->numberOfKeys,
 					   callback, arg, pins);
 	pfree(queries);
-}
-
-static int
-compare_tids(const void *a, const void *b)
-{
-	return ItemPointerCompare((ItemPointer) a, (ItemPointer) b);
-}
-
-/* Sort n TIDs and drop repeats; returns how many are left */
-int64
-PermTidsSortUnique(ItemPointer tids, int64 n)
-{
-	int64		i,
-				kept = 0;
-
-	if (n < 2)
-		return n;
-	qsort(tids, n, sizeof(ItemPointerData), compare_tids);
-	for (i = 0; i < n; i++)
-		if (kept == 0 || !ItemPointerEquals(&tids[kept - 1], &tids[i]))
-			tids[kept++] = tids[i];
-	return kept;
-}
-
-/* Sort a list in TID order and drop repeats (a row found in several tables) */
-void
-PermTidListSortUnique(PermTidList *list)
-{
-	list->n = PermTidsSortUnique(list->tids, list->n);
-}
-
-/* What PermTidListAddRowsWithoutCode's callback adds to */
-typedef struct RowsWithoutCode
-{
-	PermTidList *list;
-	MemoryContext cxt;
-} RowsWithoutCode;
-
-static void
-add_row_without_code(void *arg, ItemPointer tid)
-{
-	RowsWithoutCode *r = (RowsWithoutCode *) arg;
-
-	PermTidListAdd(r->list, r->cxt, tid);
-}
-
-/*
- * Add the rows the store lists without a code to a list, in cxt
- * (PermStoreReadRowsWithoutCode)
- */
-void
-PermTidListAddRowsWithoutCode(Relation index, PermTidList *list,
-							  MemoryContext cxt, BufferAccessStrategy strategy)
-{
-	RowsWithoutCode r;
-
-	r.list = list;
-	r.cxt = cxt;
-	PermStoreReadRowsWithoutCode(index, strategy, add_row_without_code, &r);
 }
 
 /*
