@@ -28,6 +28,7 @@ OBJS = \
 	src/index/build/permconstraintcheck.o \
 	src/index/build/permgrow.o \
 	src/index/check/permcheck.o \
+	src/index/check/permcheckrows.o \
 	src/index/check/perminfo.o \
 	src/index/perm.o \
 	src/index/permconstraint.o \
@@ -43,12 +44,10 @@ OBJS = \
 	src/index/permvalidate.o \
 	src/index/permwidelayout.o \
 	src/index/store/permstore.o \
-	src/index/store/permstorefind.o \
-	src/index/substrings/permstorescan.o \
 	src/index/substrings/permsubstrings.o \
 	src/index/substrings/permwideknn.o \
 	src/index/substrings/permwidescan.o \
-	src/index/substrings/permwidetenant.o \
+	src/index/substrings/permwidestore.o \
 	src/index/tables/permtableknn.o \
 	src/index/tables/permtables.o \
 	src/index/tables/permtablescan.o \

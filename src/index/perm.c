@@ -37,14 +37,17 @@
 
 #include "index/perm.h"
 
-/* The error for a damaged page: names the index and the block */
-void
-PermReportCorruption(Relation index, BlockNumber blkno, const char *detail)
+/*
+ * The metapage's error, as PermReportCorruption (tree/permpage.c) reports
+ * any other page's: the index, block 0, and what is wrong
+ */
+pg_noreturn static void
+meta_report(Relation index, const char *detail)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_INDEX_CORRUPTED),
 			 errmsg("index \"%s\" contains a corrupted page at block %u",
-					RelationGetRelationName(index), blkno),
+					RelationGetRelationName(index), PERM_METAPAGE_BLKNO),
 			 errdetail_internal("%s", detail),
 			 errhint("Please REINDEX it.")));
 }
@@ -100,7 +103,7 @@ meta_corrupt(Relation index, const char *fmt,...)
 			break;
 		enlargeStringInfo(&buf, needed);
 	}
-	PermReportCorruption(index, PERM_METAPAGE_BLKNO, buf.data);
+	meta_report(index, buf.data);
 }
 
 /*
@@ -111,15 +114,17 @@ meta_corrupt(Relation index, const char *fmt,...)
  * tables with.
  */
 static void
-check_code_record(Relation index, PermMetaPage meta, const PermMetaCode *code,
-				  PermLayout *expect)
+check_code_record(Relation index, int column, PermMetaPage meta,
+				  const PermMetaCode *code, PermLayout *expect)
 {
-	int			column = PermCodeColumn(index);
-	int			tenants = PermTenantColumns(index);
+	int			tenants = column;	/* the leading columns come first */
 	bool		bits = index->rd_opcintype[column] == BITOID;
 	int			declared = bits ?
 		TupleDescAttr(RelationGetDescr(index), column)->atttypmod : 64;
 	int			extra = tenants > 0 ? PERM_TENANT_EXTRA_BITS : 0;
+	int			fewest = PermWideFewestSubstrings(code->width, tenants);
+	int			most = PermWideMostSubstrings(code->width);
+	int			tail = PermWideTail(tenants, code->radius);
 
 	if (code->tenants != tenants)
 		meta_corrupt(index, "Code record: tenants = %u, but the index has %d leading columns.",
@@ -141,12 +146,9 @@ check_code_record(Relation index, PermMetaPage meta, const PermMetaCode *code,
 	if (code->substrings != meta->ntables || meta->blocks != meta->ntables)
 		meta_corrupt(index, "Code record: substrings = %u, but ntables = %u and blocks = %u.",
 					 code->substrings, meta->ntables, meta->blocks);
-	if (code->substrings < PermWideFewestSubstrings(code->width, tenants) ||
-		code->substrings > PermWideMostSubstrings(code->width))
+	if (code->substrings < fewest || code->substrings > most)
 		meta_corrupt(index, "Code record: substrings = %u, but codes of %u bits after %d leading columns take %d to %d.",
-					 code->substrings, code->width, tenants,
-					 PermWideFewestSubstrings(code->width, tenants),
-					 PermWideMostSubstrings(code->width));
+					 code->substrings, code->width, tenants, fewest, most);
 
 	/*
 	 * A tenant's keys changed in development of 1.6 (a 32-bit tenant hash,
@@ -162,10 +164,9 @@ check_code_record(Relation index, PermMetaPage meta, const PermMetaCode *code,
 	if (code->extra != extra)
 		meta_corrupt(index, "Code record: extra = %u, but %d leading columns imply %d.",
 					 code->extra, tenants, extra);
-	if (code->tail != PermWideTail(tenants, code->radius))
+	if (code->tail != tail)
 		meta_corrupt(index, "Code record: tail = %u, but radius %u and %d leading columns imply %d.",
-					 code->tail, code->radius, tenants,
-					 PermWideTail(tenants, code->radius));
+					 code->tail, code->radius, tenants, tail);
 	PermWideFillLayout(code->width, tenants, code->radius, code->substrings,
 					   code->tail, expect);
 }
@@ -180,6 +181,8 @@ static void
 check_fingerprint_layout(Relation index, PermMetaPage meta, PermLayout *expect)
 {
 	int			size[PERM_MAX_BLOCKS] = {0};
+	int			want[PERM_MAX_BLOCKS];
+	int			ntables;
 	int			b,
 				i;
 
@@ -190,10 +193,13 @@ check_fingerprint_layout(Relation index, PermMetaPage meta, PermLayout *expect)
 		meta_corrupt(index, "blocks = %u, but max_distance = %u takes %u to %d blocks.",
 					 meta->blocks, meta->max_distance, meta->max_distance + 1,
 					 PERM_MAX_BLOCKS);
-	if (meta->ntables != PermCountTables(meta->blocks, meta->max_distance))
+	/* what the blocks imply (permlayout.c), then the fields against it */
+	ntables = PermCountTables(meta->blocks, meta->max_distance);
+	for (b = 0; b < meta->blocks; b++)
+		want[b] = PermBlockSize(meta->blocks, b);
+	if (meta->ntables != ntables)
 		meta_corrupt(index, "ntables = %u, but blocks = %u and max_distance = %u imply %d.",
-					 meta->ntables, meta->blocks, meta->max_distance,
-					 PermCountTables(meta->blocks, meta->max_distance));
+					 meta->ntables, meta->blocks, meta->max_distance, ntables);
 	for (i = 0; i < 64; i++)
 	{
 		if (meta->block_of_bit[i] >= meta->blocks)
@@ -202,9 +208,9 @@ check_fingerprint_layout(Relation index, PermMetaPage meta, PermLayout *expect)
 		size[meta->block_of_bit[i]]++;
 	}
 	for (b = 0; b < meta->blocks; b++)
-		if (size[b] != PermBlockSize(meta->blocks, b))
+		if (size[b] != want[b])
 			meta_corrupt(index, "Block %d holds %d bits in block_of_bit, but %u blocks of 64 bits imply %d.",
-						 b, size[b], meta->blocks, PermBlockSize(meta->blocks, b));
+						 b, size[b], meta->blocks, want[b]);
 
 	memset(expect, 0, sizeof(PermLayout));
 	expect->max_distance = meta->max_distance;
@@ -339,6 +345,7 @@ PermCheckMetaPage(Relation index, Page page)
 	PermLayout *expect;
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 	LocationIndex pd_lower = ((PageHeader) page)->pd_lower;
+	int			column = PermCodeColumn(index);
 	bool		wide = PermIndexIsWide(index);
 	bool		has_growth;
 	bool		has_code;
@@ -374,7 +381,7 @@ PermCheckMetaPage(Relation index, Page page)
 		 pd_lower != growth_location(page, meta->ntables) + sizeof(PermMetaGrowth) - (char *) page &&
 		 pd_lower != code_location(page, meta->ntables) + sizeof(PermMetaCode) - (char *) page &&
 		 pd_lower != store_location(page, meta->ntables) + sizeof(PermMetaStore) - (char *) page))
-		PermReportCorruption(index, PERM_METAPAGE_BLKNO,
+		meta_report(index,
 							 psprintf("max_distance %u, blocks %u, %u tables.",
 									  meta->max_distance, meta->blocks,
 									  meta->ntables));
@@ -389,7 +396,7 @@ PermCheckMetaPage(Relation index, Page page)
 		meta_corrupt(index, "Its growth record's magic is %08X, expected %08X.",
 					 growth.magic, PERM_GROWTH_MAGIC);
 	if (wide && !has_code)
-		PermReportCorruption(index, PERM_METAPAGE_BLKNO,
+		meta_report(index,
 							 "The index's columns call for a record of its codes, which the metapage lacks.");
 	if (!wide && has_code)
 		meta_corrupt(index, "It holds a record of codes, but the index's column is a 64-bit fingerprint.");
@@ -402,7 +409,7 @@ PermCheckMetaPage(Relation index, Page page)
 
 	expect = palloc(sizeof(PermLayout));
 	if (wide)
-		check_code_record(index, meta, &code, expect);
+		check_code_record(index, column, meta, &code, expect);
 	else
 		check_fingerprint_layout(index, meta, expect);
 	Assert(expect->ntables == meta->ntables);
@@ -423,11 +430,11 @@ PermCheckMetaPage(Relation index, Page page)
 			if (tab->bits[i] < 64)
 				seen |= UINT64CONST(1) << tab->bits[i];
 		if (seen != PG_UINT64_MAX)
-			PermReportCorruption(index, PERM_METAPAGE_BLKNO,
+			meta_report(index,
 								 psprintf("Table %d: its bit order is not a permutation of the 64 bits.",
 										  t));
 		if (tab->prefix_bits < 1 || tab->prefix_bits > 64)
-			PermReportCorruption(index, PERM_METAPAGE_BLKNO,
+			meta_report(index,
 								 psprintf("Table %d: its prefix has %u bits.",
 										  t, tab->prefix_bits));
 		if (tab->prefix_bits != expect->prefix_bits[t] && wide)
@@ -446,7 +453,7 @@ PermCheckMetaPage(Relation index, Page page)
 								 expect->bits[t][i]);
 		if (tab->root == PERM_METAPAGE_BLKNO || tab->root >= nblocks ||
 			tab->root_level > PERM_MAX_LEVEL)
-			PermReportCorruption(index, PERM_METAPAGE_BLKNO,
+			meta_report(index,
 								 psprintf("Table %d: root block %u at level %u (the index has %u blocks).",
 										  t, tab->root, tab->root_level, nblocks));
 	}
@@ -494,7 +501,7 @@ PermGetRoot(Relation index, int table, int target_level, int *level)
 		buf = PermReadMetaPage(index, BUFFER_LOCK_SHARE);
 		meta = PermPageGetMeta(BufferGetPage(buf));
 		if (meta->ntables != state->layout.ntables)
-			PermReportCorruption(index, PERM_METAPAGE_BLKNO,
+			meta_report(index,
 								 psprintf("It now lists %u tables, %d before.",
 										  meta->ntables, state->layout.ntables));
 		state->root[table] = meta->tables[table].root;
@@ -728,6 +735,8 @@ PermGetState(Relation index)
 		state->layout.tail = code.tail;
 		state->layout.extra = code.extra;
 	}
+	state->code_column = PermCodeColumn(index);
+	state->code_bits = index->rd_opcintype[state->code_column] == BITOID;
 	/* an index with a code record is laid out in substrings */
 	state->engine = state->layout.width > 0 ? PERM_ENGINE_SUBSTRINGS :
 		PERM_ENGINE_TABLES;

@@ -384,6 +384,10 @@ typedef struct PermState
 {
 	MemoryContext cxt;			/* holds the state and all it points to */
 	PermEngineKind engine;		/* which engine serves the index */
+	int			code_column;	/* the code's key column (0-based, the
+								 * last): the leading columns come first */
+	bool		code_bits;		/* a bit(n) or varbit code, not a 64-bit
+								 * fingerprint (simhash64, bigint) */
 	PermLayout	layout;
 	bool		has_growth;		/* the metapage has a PermMetaGrowth */
 	PermMetaGrowth growth;		/* as the metapage had it when read */
@@ -495,6 +499,43 @@ PermCompareKeys(const KeyTid *a, const KeyTid *b)
 
 
 /*
+ * A code as a bit string: a bit(n) value as it is, a 64-bit fingerprint
+ * as bit(64), its most significant bit first (so Hamming distances agree).
+ * bits: the index's codes are bit strings (PermState.code_bits).
+ */
+static inline VarBit *
+PermCodeBits(bool bits, Datum value)
+{
+	VarBit	   *code;
+	uint64		fp;
+	int			i;
+
+	if (bits)
+		return DatumGetVarBitP(value);
+	fp = DatumGetUInt64(value);
+	code = palloc(VARBITTOTALLEN(64));
+	SET_VARSIZE(code, VARBITTOTALLEN(64));
+	VARBITLEN(code) = 64;
+	for (i = 0; i < 8; i++)
+		VARBITS(code)[i] = (bits8) (fp >> (56 - 8 * i));
+	return code;
+}
+
+/* A code of another width than the index's is an error naming both */
+static inline void
+PermCheckCodeWidth(Relation index, int width, int got)
+{
+	if (got != width)
+		ereport(ERROR,
+				(errcode(ERRCODE_STRING_DATA_LENGTH_MISMATCH),
+				 errmsg("a code of %d bits does not fit index \"%s\" of %d-bit codes",
+						got, RelationGetRelationName(index), width),
+				 errdetail("A simhash_perm index holds codes of one width."),
+				 errhint("Declare the column bit(%d), or give each width a partial index of its own (WHERE length(code) = %d).",
+						 width, got)));
+}
+
+/*
  * Prototypes, by the file that defines them
  */
 
@@ -502,8 +543,6 @@ PermCompareKeys(const KeyTid *a, const KeyTid *b)
 extern void PermInit(void);
 
 /* perm.c: the descriptor and the metapage */
-pg_noreturn extern void PermReportCorruption(Relation index, BlockNumber blkno,
-										 const char *detail);
 extern Buffer PermReadMetaPage(Relation index, int lockmode);
 extern BlockNumber PermGetRoot(Relation index, int table, int target_level,
 							   int *level);
@@ -715,6 +754,8 @@ extern void PermProbeRanges(Relation index, int table, const uint64 *lo, int n,
 extern void PermReleasePins(PermPinList *pins);
 
 /* permpage.c */
+pg_noreturn extern void PermReportCorruption(Relation index, BlockNumber blkno,
+										 const char *detail);
 extern const KeyTid PermMinKey;
 extern PermPageOpaque PermCheckPageHeader(Relation index, Buffer buf,
 										  const char *what);

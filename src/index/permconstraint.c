@@ -99,7 +99,7 @@ simhash_near_duplicate(PG_FUNCTION_ARGS)
 bool
 PermScanIsConstraintCheck(IndexScanDesc scan)
 {
-	int			code = PermCodeColumn(scan->indexRelation);
+	int			code = PermGetState(scan->indexRelation)->code_column;
 
 	return scan->xs_snapshot->snapshot_type == SNAPSHOT_DIRTY &&
 		scan->numberOfKeys == code + 1 && scan->numberOfOrderBys == 0 &&
@@ -126,7 +126,7 @@ PermConstraintRadius(IndexScanDesc scan, PermState *state)
 				blocks;
 
 	if (IsMVCCSnapshot(scan->xs_snapshot))
-		PermNearDupOutsideConstraint(scan->indexRelation->rd_opcintype[PermCodeColumn(scan->indexRelation)] == BITOID);
+		PermNearDupOutsideConstraint(state->code_bits);
 	if (state->layout.width > 0)
 		PermWideLayoutOptions(scan->indexRelation, state->layout.width,
 							  &max_distance, &blocks);

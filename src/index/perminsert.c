@@ -633,13 +633,13 @@ bool
 PermInsert(const PermEngine *engine, Relation index, Datum *values,
 		   bool *isnull, ItemPointer ht_ctid)
 {
-	PermState  *state;
+	PermState  *state = PermGetState(index);
 	KeyTid		keys[PERM_MAX_TABLES];
 
-	if (isnull[PermCodeColumn(index)])
+	if (isnull[state->code_column])
 	{
 		/* the trees hold no NULL code; the store lists its row */
-		if (PermGetState(index)->has_store &&
+		if (state->has_store &&
 			!PermTenantValuesNull(index, isnull))
 			PermStoreAppend(index, ht_ctid, NULL);
 		return false;
@@ -659,7 +659,7 @@ PermInsert(const PermEngine *engine, Relation index, Datum *values,
 	 */
 	if (state->has_codes)
 		PermStoreAppend(index, ht_ctid,
-						DatumGetVarBitP(values[PermCodeColumn(index)]));
+						DatumGetVarBitP(values[state->code_column]));
 	insert_row(index, state->layout.ntables, keys);
 	return false;
 }

@@ -243,28 +243,6 @@ PermIndexIsWide(Relation index)
 }
 
 /*
- * A code as a bit string: a bit(n) value as it is, a 64-bit fingerprint
- * as bit(64), its most significant bit first (so Hamming distances agree)
- */
-VarBit *
-PermCodeBits(Relation index, Datum value)
-{
-	VarBit	   *bits;
-	uint64		fp;
-	int			i;
-
-	if (index->rd_opcintype[PermCodeColumn(index)] == BITOID)
-		return DatumGetVarBitP(value);
-	fp = DatumGetUInt64(value);
-	bits = palloc(VARBITTOTALLEN(64));
-	SET_VARSIZE(bits, VARBITTOTALLEN(64));
-	VARBITLEN(bits) = 64;
-	for (i = 0; i < 8; i++)
-		VARBITS(bits)[i] = (bits8) (fp >> (56 - 8 * i));
-	return bits;
-}
-
-/*
  * The design radius an index's options give: radius, or max_distance (its
  * older name, which only 64-bit codes take); false when neither is given.
  * *name is the one given, for messages.  Both given with different values
@@ -400,20 +378,6 @@ PermWideLayoutOptions(Relation index, int width, int *radius, int *substrings)
 						   tenants > 0 ? PERM_TENANT_SHIFT : 64)));
 	*radius = r;
 	*substrings = m;
-}
-
-/* A code of another width than the index's is an error naming both */
-void
-PermWideCheckWidth(Relation index, int width, int got)
-{
-	if (got != width)
-		ereport(ERROR,
-				(errcode(ERRCODE_STRING_DATA_LENGTH_MISMATCH),
-				 errmsg("a code of %d bits does not fit index \"%s\" of %d-bit codes",
-						got, RelationGetRelationName(index), width),
-				 errdetail("A simhash_perm index holds codes of one width."),
-				 errhint("Declare the column bit(%d), or give each width a partial index of its own (WHERE length(code) = %d).",
-						 width, got)));
 }
 
 /*

@@ -50,13 +50,11 @@ extern bytea *permoptions(Datum reloptions, bool validate);
 extern bool PermIndexIsWide(Relation index);
 extern int	PermCodeColumn(Relation index);
 extern int	PermTenantColumns(Relation index);
-extern VarBit *PermCodeBits(Relation index, Datum value);
 extern bool PermRadiusOption(Relation index, int *radius,
 							 const char **name);
 extern int	PermFingerprintRadius(Relation index);
 extern void PermWideLayoutOptions(Relation index, int width, int *radius,
 								  int *substrings);
-extern void PermWideCheckWidth(Relation index, int width, int got);
 extern void PermLayoutOptions(Relation index, int *max_distance, int *blocks);
 
 #endif							/* PERMOPTIONS_H */

@@ -228,7 +228,7 @@ PermTenantValuesNull(Relation index, const bool *isnull)
 /*
  * A row's key in every table, from the index tuple's values; false when
  * the row is not indexed (its code or a tenant value is NULL).  A code of
- * another width than the layout's is an error (PermWideCheckWidth).
+ * another width than the layout's is an error (PermCheckCodeWidth).
  */
 bool
 PermRowKeys(Relation index, const PermLayout *layout, const Datum *values,
@@ -237,14 +237,15 @@ PermRowKeys(Relation index, const PermLayout *layout, const Datum *values,
 	int			code = PermCodeColumn(index);
 	uint64		tenant = 0;
 	VarBit	   *bits;
+	bool		bitstring = index->rd_opcintype[code] == BITOID;
 	int			t;
 
 	if (isnull[code])
 		return false;
 	if (layout->tenants > 0 && !PermTenantBits(index, values, isnull, &tenant))
 		return false;
-	bits = PermCodeBits(index, values[code]);
-	PermWideCheckWidth(index, layout->width, VARBITLEN(bits));
+	bits = PermCodeBits(bitstring, values[code]);
+	PermCheckCodeWidth(index, layout->width, VARBITLEN(bits));
 	PermWideKeys(layout, bits, keys, extras);
 	for (t = 0; t < layout->ntables; t++)
 		keys[t] |= tenant;

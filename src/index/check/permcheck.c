@@ -49,6 +49,10 @@
  * on bit(n) codes 8 bytes more per table (each row's key in every table,
  * computed as permwide.c computes them).
  *
+ * This file walks the tables; the lists of TIDs it compares, the walk of
+ * the code store and heapallindexed's reading of the table are in
+ * permcheckrows.c.
+ *
  * IDENTIFICATION
  *	  src/index/check/permcheck.c
  *
@@ -70,6 +74,7 @@
 #include "utils/rel.h"
 
 #include "index/perm.h"
+#include "index/check/permcheck.h"
 #include "index/tree/permleaf.h"
 
 PG_FUNCTION_INFO_V1(simhash_perm_check);
@@ -81,87 +86,6 @@ PG_FUNCTION_INFO_V1(simhash_perm_check);
 #define ST_DEFINE
 #include "lib/sort_template.h"
 
-#define ST_SORT sort_tids
-#define ST_ELEMENT_TYPE uint64
-#define ST_COMPARE(a, b) (*(a) < *(b) ? -1 : *(a) > *(b))
-#define ST_SCOPE static
-#define ST_DEFINE
-#include "lib/sort_template.h"
-
-/* A heap TID as one sortable number, and back */
-#define TID_PACK(tid) \
-	(((uint64) ItemPointerGetBlockNumberNoCheck(tid) << 16) | \
-	 ItemPointerGetOffsetNumberNoCheck(tid))
-#define TID_BLOCK(v)	((BlockNumber) ((v) >> 16))
-#define TID_OFFSET(v)	((OffsetNumber) ((v) & 0xFFFF))
-
-/* The heap TIDs of a table or of a chain of the code store, packed */
-typedef struct TidList
-{
-	uint64	   *tids;
-	int64		n;
-	int64		capacity;
-} TidList;
-
-/*
- * What a heap TID may be, read once: the check's ShareLock keeps the table
- * from growing (inserts) and shrinking (VACUUM) while it runs
- */
-typedef struct HeapBounds
-{
-	const char *relname;
-	BlockNumber nblocks;
-	/* heap AM: TIDs are physical; others' need not be (below) */
-	bool		physical;
-} HeapBounds;
-
-/*
- * Rows as the code store holds them, or as the table does: for each, the
- * TID, and a 64-bit hash of the code's words as key (extra 1 and key 0: a
- * NULL code)
- */
-typedef struct PermStoreRows
-{
-	KeyTid	   *rows;
-	int64		n;
-	int64		capacity;
-	int			words;
-} PermStoreRows;
-
-/* The rows of the table, as CREATE INDEX would index them */
-typedef struct HeapRows
-{
-	uint64	   *fps;			/* per row: the fingerprint, or for bit(n)
-								 * codes its key in each table */
-	uint16	   *extras;			/* bit(n) codes: each entry's extra bits */
-	ItemPointerData *tids;
-	int64		n;
-	int64		capacity;
-	Relation	heap;
-	Relation	index;
-	const PermLayout *codes;	/* bit(n) codes: the layout; else NULL */
-	int			per_row;		/* values in fps per row */
-	/* an index with a code store: every row's (hash of its code, TID) */
-	bool		want_store;
-	PermStoreRows *store;
-} HeapRows;
-
-/* What the walk of one table found */
-typedef struct TableCheck
-{
-	Relation	index;
-	int			table;
-	const HeapBounds *bounds;
-	TidList		tids;			/* the heap TIDs of the table's leaves */
-	int64		pages;
-	int64		entries;
-	int64		incomplete_splits;
-	/* heapallindexed: this table's keys of the heap rows, sorted */
-	KeyTid    *heap_keys;
-	int64		nheap;
-	int64		heap_next;		/* next heap key to find in the leaves */
-} TableCheck;
-
 /* The same error for every finding: the index, the block, what is wrong */
 static void
 corrupt(TableCheck *tc, BlockNumber blkno, const char *what)
@@ -170,176 +94,11 @@ corrupt(TableCheck *tc, BlockNumber blkno, const char *what)
 						 psprintf("Table %d: %s", tc->table, what));
 }
 
-/* Add a heap TID to a list */
-static void
-tid_list_add(TidList *list, ItemPointer tid)
-{
-	if (list->n == list->capacity)
-	{
-		list->capacity = Max(1024, list->capacity * 2);
-		list->tids = list->tids ?
-			repalloc_huge(list->tids, list->capacity * sizeof(uint64)) :
-			palloc_extended(list->capacity * sizeof(uint64), MCXT_ALLOC_HUGE);
-	}
-	list->tids[list->n++] = TID_PACK(tid);
-}
-
-/*
- * Sort a list; return a TID it holds twice, or 0 (which no list holds: it
- * is (0,0), whose offset 0 was refused as the TID was read)
- */
-static uint64
-tid_list_sort(TidList *list)
-{
-	int64		i;
-
-	sort_tids(list->tids, list->n);
-	for (i = 1; i < list->n; i++)
-		if (list->tids[i] == list->tids[i - 1])
-			return list->tids[i];
-	return 0;
-}
-
-/*
- * Compare two sorted lists: false if they hold the same TIDs; else *tid is
- * the first (in TID order) that only one of them holds, *in_a whether a
- */
-static bool
-tid_lists_differ(const TidList *a, const TidList *b, uint64 *tid, bool *in_a)
-{
-	int64		i = 0,
-				j = 0;
-
-	while (i < a->n && j < b->n && a->tids[i] == b->tids[j])
-		i++, j++;
-	if (i == a->n && j == b->n)
-		return false;
-	*in_a = j == b->n || (i < a->n && a->tids[i] < b->tids[j]);
-	*tid = *in_a ? a->tids[i] : b->tids[j];
-	return true;
-}
-
-/* Is there a TID that both sorted lists hold?  *tid is the first */
-static bool
-tid_lists_share(const TidList *a, const TidList *b, uint64 *tid)
-{
-	int64		i = 0,
-				j = 0;
-
-	while (i < a->n && j < b->n)
-	{
-		if (a->tids[i] == b->tids[j])
-		{
-			*tid = a->tids[i];
-			return true;
-		}
-		if (a->tids[i] < b->tids[j])
-			i++;
-		else
-			j++;
-	}
-	return false;
-}
-
-/*
- * What is wrong with the heap TID of an entry, as the rest of a sentence
- * starting "Entry N", or NULL.  The heap AM's TIDs name a page and a line
- * pointer on it; other table AMs may map row numbers to TIDs of no page
- * (Citus's columnar does), so for them only offset 0 is refused.
- */
-static char *
-heap_tid_problem(const HeapBounds *bounds, ItemPointer tid)
-{
-	BlockNumber blk = ItemPointerGetBlockNumberNoCheck(tid);
-	OffsetNumber off = ItemPointerGetOffsetNumberNoCheck(tid);
-
-	if (off == InvalidOffsetNumber)
-		return psprintf("points to heap TID (%u,0), whose offset 0 is no row's",
-						blk);
-	if (bounds->physical && off > MaxHeapTuplesPerPage)
-		return psprintf("points to heap TID (%u,%u), past the %d line pointers a heap page can have",
-						blk, off, (int) MaxHeapTuplesPerPage);
-	if (bounds->physical && blk >= bounds->nblocks)
-		return psprintf("points to heap TID (%u,%u), past the end of table \"%s\" (%u blocks)",
-						blk, off, bounds->relname, bounds->nblocks);
-	return NULL;
-}
-
-/*
- * Where a table's leaves hold heap TID tid, as "block 12 entry 5, ...".
- * Only an error message needs it: the leaves are walked again rather than
- * every entry's block kept.
- */
-static char *
-leaves_holding(Relation index, int table, uint64 tid)
-{
-	StringInfoData where;
-	Buffer		buf = PermLeftmostPage(index, table, 0);
-	int64		steps = 0;
-
-	initStringInfo(&where);
-	for (;;)
-	{
-		Page		page = BufferGetPage(buf);
-		int			i;
-
-		for (i = 0; i < PermPageGetOpaque(page)->nentries; i++)
-		{
-			KeyTid		k;
-
-			PermPageReadKey(page, i, &k);
-			if (TID_PACK(&k.tid) == tid)
-				appendStringInfo(&where, "%sblock %u entry %d",
-								 where.len > 0 ? ", " : "",
-								 BufferGetBlockNumber(buf), i);
-		}
-		if (PermPageIsRightmost(page))
-			break;
-		buf = PermStepRight(index, buf, BUFFER_LOCK_SHARE, &steps);
-	}
-	UnlockReleaseBuffer(buf);
-	return where.data;
-}
-
-/* Callback of PermStoreCheck for store_holding: note where tid lies */
-typedef struct StoreFind
-{
-	uint64		tid;
-	StringInfoData where;
-} StoreFind;
-
-static void
-find_store_entry(void *arg, BlockNumber blkno, int entry, ItemPointer tid,
-				 const char *code)
-{
-	StoreFind  *f = (StoreFind *) arg;
-
-	if (TID_PACK(tid) == f->tid)
-		appendStringInfo(&f->where, "%sblock %u entry %d (%s)",
-						 f->where.len > 0 ? ", " : "", blkno, entry,
-						 code ? "codes" : "NULL codes");
-}
-
-/* Where the code store holds heap TID tid, as leaves_holding says it */
-static char *
-store_holding(Relation index, uint64 tid)
-{
-	StoreFind	f;
-	int64		pages,
-				entries;
-
-	f.tid = tid;
-	initStringInfo(&f.where);
-	PermStoreCheck(index, false, &pages, &entries, find_store_entry, &f);
-	PermStoreCheck(index, true, &pages, &entries, find_store_entry, &f);
-	return f.where.data;
-}
-
 /* Sort a table's TIDs: none may come twice */
 static void
 check_table_twice(TableCheck *tc)
 {
-	uint64		tid = tid_list_sort(&tc->tids);
+	uint64		tid = PermCheckTidListSort(&tc->tids);
 
 	if (tid != 0)
 		ereport(ERROR,
@@ -348,7 +107,7 @@ check_table_twice(TableCheck *tc)
 						RelationGetRelationName(tc->index),
 						TID_BLOCK(tid), TID_OFFSET(tid), tc->table),
 				 errdetail("Leaf entries: %s.",
-						   leaves_holding(tc->index, tc->table, tid)),
+						   PermCheckLeavesHolding(tc->index, tc->table, tid)),
 				 errhint("Please REINDEX it.")));
 }
 
@@ -363,7 +122,7 @@ check_table_same(TableCheck *tc, const TidList *tids0)
 	uint64		tid;
 	bool		in_table;
 
-	if (!tid_lists_differ(&tc->tids, tids0, &tid, &in_table))
+	if (!PermCheckTidListsDiffer(&tc->tids, tids0, &tid, &in_table))
 		return;
 	if (in_table)
 		ereport(ERROR,
@@ -372,7 +131,7 @@ check_table_same(TableCheck *tc, const TidList *tids0)
 						RelationGetRelationName(index),
 						TID_BLOCK(tid), TID_OFFSET(tid), tc->table),
 				 errdetail("Table %d holds it at %s; its entry count is table 0's, so it lacks one of table 0's rows.",
-						   tc->table, leaves_holding(index, tc->table, tid)),
+						   tc->table, PermCheckLeavesHolding(index, tc->table, tid)),
 				 errhint("Please REINDEX it.")));
 	ereport(ERROR,
 			(errcode(ERRCODE_INDEX_CORRUPTED),
@@ -380,7 +139,7 @@ check_table_same(TableCheck *tc, const TidList *tids0)
 					RelationGetRelationName(index),
 					TID_BLOCK(tid), TID_OFFSET(tid), tc->table),
 			 errdetail("Table 0 holds it at %s; table %d has as many entries, so one of them is not a row of table 0.",
-					   leaves_holding(index, 0, tid), tc->table),
+					   PermCheckLeavesHolding(index, 0, tid), tc->table),
 			 errhint("Please REINDEX it.")));
 }
 
@@ -396,275 +155,6 @@ missing_row(TableCheck *tc, const KeyTid *h, const char *where)
 					ItemPointerGetOffsetNumber(&h->tid), tc->table),
 			 errdetail("Its key %016llX %s.", (unsigned long long) h->key, where),
 			 errhint("Please REINDEX it.")));
-}
-
-/* Add a row to a list of rows of the store: code's words, or NULL */
-static void
-store_rows_add(PermStoreRows *sr, ItemPointer tid, const char *code)
-{
-	KeyTid		rec;
-
-	if (sr->n == sr->capacity)
-	{
-		sr->capacity = Max(1024, sr->capacity * 2);
-		sr->rows = sr->rows ?
-			repalloc_huge(sr->rows, sr->capacity * sizeof(KeyTid)) :
-			palloc_extended(sr->capacity * sizeof(KeyTid), MCXT_ALLOC_HUGE);
-	}
-	rec.tid = *tid;
-	rec.key = code ? hash_bytes_extended((const unsigned char *) code,
-										 sr->words * sizeof(uint64), 0) : 0;
-	rec.extra = code ? 0 : 1;
-	sr->rows[sr->n++] = rec;
-}
-
-/* The walk of the code store's chains */
-typedef struct StoreWalk
-{
-	Relation	index;
-	const HeapBounds *bounds;
-	TidList		tids[2];		/* [0] the chain of codes, [1] NULL codes */
-	PermStoreRows *rows;		/* heapallindexed: the entries with codes */
-} StoreWalk;
-
-/* Callback of PermStoreCheck: check and collect one entry of the store */
-static void
-collect_store_entry(void *arg, BlockNumber blkno, int entry, ItemPointer tid,
-					const char *code)
-{
-	StoreWalk  *walk = (StoreWalk *) arg;
-	char	   *problem = heap_tid_problem(walk->bounds, tid);
-
-	if (problem)
-		PermReportCorruption(walk->index, blkno,
-							 psprintf("Entry %d of the code store's chain of %s %s.",
-									  entry, code ? "codes" : "NULL codes",
-									  problem));
-	tid_list_add(&walk->tids[code ? 0 : 1], tid);
-	if (walk->rows)
-		store_rows_add(walk->rows, tid, code);
-}
-
-/* The error for a heap TID that the code store holds twice */
-static void
-store_twice(Relation index, uint64 tid)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_INDEX_CORRUPTED),
-			 errmsg("index \"%s\" holds heap TID (%u,%u) twice in its code store",
-					RelationGetRelationName(index),
-					TID_BLOCK(tid), TID_OFFSET(tid)),
-			 errdetail("Entries: %s.", store_holding(index, tid)),
-			 errhint("Please REINDEX it.")));
-}
-
-/* Order of rows of the store: TID, then code, then NULL last */
-static int
-compare_store_rows(const void *a, const void *b)
-{
-	const KeyTid *x = (const KeyTid *) a;
-	const KeyTid *y = (const KeyTid *) b;
-	int			c = ItemPointerCompare((ItemPointer) &x->tid, (ItemPointer) &y->tid);
-
-	if (c != 0)
-		return c;
-	if (x->extra != y->extra)
-		return x->extra < y->extra ? -1 : 1;
-	return x->key < y->key ? -1 : (x->key > y->key);
-}
-
-/*
- * Check the store (permstore.c): its chains, page by page, each entry's
- * heap TID within the table, no TID twice in the two chains; where it
- * keeps codes, as many as table 0 holds entries and exactly table 0's TIDs
- * (tids0, sorted); with heap rows, every row of the table is in the store
- * with its code (where it keeps codes) or as a row without a code.  Emits
- * one row for the codes (table_no -1, where kept) and one for the rows
- * whose code is NULL (-2).
- */
-static void
-check_store(Relation index, int64 entries0, const TidList *tids0,
-			const HeapBounds *bounds, PermStoreRows *heap,
-			ReturnSetInfo *rsinfo, MemoryContext outcxt)
-{
-	PermStoreRows store = {0};
-	StoreWalk	walk = {0};
-	int64		pages[2],
-				entries[2];
-	int64		i,
-				j;
-	int			c;
-	uint64		tid;
-	bool		in_store;
-
-	store.words = PermStoreWords(PermGetState(index)->store.width);
-	walk.index = index;
-	walk.bounds = bounds;
-	walk.rows = heap ? &store : NULL;
-	pages[0] = entries[0] = 0;
-	if (PermGetState(index)->has_codes)
-		PermStoreCheck(index, false, &pages[0], &entries[0],
-					   collect_store_entry, &walk);
-	PermStoreCheck(index, true, &pages[1], &entries[1], collect_store_entry,
-				   &walk);
-	if (PermGetState(index)->has_codes && entries[0] != entries0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" holds %lld codes in its code store but %lld entries in table 0",
-						RelationGetRelationName(index),
-						(long long) entries[0], (long long) entries0),
-				 errhint("An insert that failed part-way leaves entries in some tables only, until VACUUM removes them: VACUUM the table and check again.  Otherwise REINDEX the index.")));
-
-	/* one entry a row, in one chain or the other */
-	for (c = 0; c < 2; c++)
-		if ((tid = tid_list_sort(&walk.tids[c])) != 0)
-			store_twice(index, tid);
-	if (tid_lists_share(&walk.tids[0], &walk.tids[1], &tid))
-		store_twice(index, tid);
-	/* a row is in the tables or listed without a code, never both */
-	if (tid_lists_share(&walk.tids[1], tids0, &tid))
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" lists heap TID (%u,%u) as a row without a code, but table 0 holds it too",
-						RelationGetRelationName(index),
-						TID_BLOCK(tid), TID_OFFSET(tid)),
-				 errdetail("The store holds it at %s; table 0 at %s.",
-						   store_holding(index, tid),
-						   leaves_holding(index, 0, tid)),
-				 errhint("Please REINDEX it.")));
-	if (PermGetState(index)->has_codes &&
-		tid_lists_differ(&walk.tids[0], tids0, &tid, &in_store))
-	{
-		if (in_store)
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("index \"%s\" holds heap TID (%u,%u) in its code store but not in table 0",
-							RelationGetRelationName(index),
-							TID_BLOCK(tid), TID_OFFSET(tid)),
-					 errdetail("The store holds it at %s; it has as many codes as table 0 has entries, so it lacks one of table 0's rows.",
-							   store_holding(index, tid)),
-					 errhint("Please REINDEX it.")));
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" holds heap TID (%u,%u) in table 0 but not in its code store",
-						RelationGetRelationName(index),
-						TID_BLOCK(tid), TID_OFFSET(tid)),
-				 errdetail("Table 0 holds it at %s; the store has as many codes, so one of them is not a row of table 0.",
-						   leaves_holding(index, 0, tid)),
-				 errhint("Please REINDEX it.")));
-	}
-	for (c = 0; c < 2; c++)
-		if (walk.tids[c].tids)
-			pfree(walk.tids[c].tids);
-
-	if (heap)
-	{
-		qsort(heap->rows, heap->n, sizeof(KeyTid), compare_store_rows);
-		qsort(store.rows, store.n, sizeof(KeyTid), compare_store_rows);
-		for (i = 0, j = 0; i < heap->n; i++)
-		{
-			KeyTid	   *h = &heap->rows[i];
-
-			while (j < store.n && compare_store_rows(&store.rows[j], h) < 0)
-				j++;
-			if (j < store.n && compare_store_rows(&store.rows[j], h) == 0)
-				continue;
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("index \"%s\" lacks the row at (%u,%u) in its code store",
-							RelationGetRelationName(index),
-							ItemPointerGetBlockNumber(&h->tid),
-							ItemPointerGetOffsetNumber(&h->tid)),
-					 errdetail(j < store.n &&
-							   ItemPointerEquals(&store.rows[j].tid, &h->tid) ?
-							   "The store holds another code for it." :
-							   h->extra ? "Its code is NULL, and the store's chain of NULL codes does not list it." :
-							   "No entry of the store has its TID."),
-					 errhint("Please REINDEX it.")));
-		}
-	}
-	/* the row of codes only where the store keeps them */
-	for (c = PermGetState(index)->has_codes ? 0 : 1; c < 2; c++)
-	{
-		Datum		values[5];
-		bool		nulls[5] = {0};
-		MemoryContext old = MemoryContextSwitchTo(outcxt);
-
-		values[0] = Int32GetDatum(-1 - c);
-		values[1] = Int32GetDatum(1);
-		values[2] = Int64GetDatum(pages[c]);
-		values[3] = Int64GetDatum(entries[c]);
-		values[4] = Int64GetDatum(0);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-		MemoryContextSwitchTo(old);
-	}
-}
-
-/* Callback of the heap scan: collect one row */
-static void
-collect_row(Relation index, ItemPointer tid, Datum *values, bool *isnull,
-			bool tupleIsAlive, void *arg)
-{
-	HeapRows   *rows = (HeapRows *) arg;
-
-	/*
-	 * the store lists every row without a code (under non-NULL leading
-	 * values), and keeps the others' codes only where it keeps codes
-	 */
-	if (rows->want_store &&
-		!PermTenantValuesNull(index, isnull) &&
-		(isnull[PermCodeColumn(index)] || PermGetState(index)->has_codes))
-	{
-		uint64		words[PermStoreWords(PERM_MAX_WIDTH)] = {0};
-		VarBit	   *code = NULL;
-
-		if (!isnull[PermCodeColumn(index)])
-		{
-			code = DatumGetVarBitP(values[PermCodeColumn(index)]);
-			memcpy(words, VARBITS(code),
-				   Min(VARBITBYTES(code), rows->store->words * sizeof(uint64)));
-		}
-		store_rows_add(rows->store, tid, code ? (const char *) words : NULL);
-	}
-	if (isnull[PermCodeColumn(index)])
-		return;
-	if (rows->n == rows->capacity)
-	{
-		rows->capacity *= 2;
-		rows->fps = repalloc_huge(rows->fps,
-								  rows->capacity * rows->per_row * sizeof(uint64));
-		if (rows->extras)
-			rows->extras = repalloc_huge(rows->extras,
-										 rows->capacity * rows->per_row * sizeof(uint16));
-		rows->tids = repalloc_huge(rows->tids,
-								   rows->capacity * sizeof(ItemPointerData));
-	}
-	if (rows->codes)
-	{
-		/* every table's key; a row with a NULL tenant has none */
-		if (!PermRowKeys(rows->index, rows->codes, values, isnull,
-						 &rows->fps[rows->n * rows->per_row],
-						 &rows->extras[rows->n * rows->per_row]))
-			return;
-	}
-	else
-		rows->fps[rows->n] = (uint64) DatumGetInt64(values[0]);
-	rows->tids[rows->n] = *tid;
-	rows->n++;
-}
-
-/*
- * The heapallindexed pass's part that runs the table owner's code, its
- * index expressions and predicate (PermRunAsTableOwner): collect every row
- */
-static void
-read_heap(void *arg)
-{
-	HeapRows   *rows = (HeapRows *) arg;
-
-	table_index_build_scan(rows->heap, rows->index,
-						   BuildIndexInfo(rows->index), true, false,
-						   collect_row, rows, NULL);
 }
 
 /*
@@ -705,11 +195,11 @@ check_entries(TableCheck *tc, Buffer buf, const KeyTid *low, KeyTid *prev,
 		 */
 		if (leaf)
 		{
-			char	   *problem = heap_tid_problem(tc->bounds, &k.tid);
+			char	   *problem = PermCheckHeapTidProblem(tc->bounds, &k.tid);
 
 			if (problem)
 				corrupt(tc, blkno, psprintf("Entry %d %s.", i, problem));
-			tid_list_add(&tc->tids, &k.tid);
+			PermCheckTidListAdd(&tc->tids, &k.tid);
 		}
 		if (i < opaque->nsorted)
 		{
@@ -993,7 +483,7 @@ simhash_perm_check(PG_FUNCTION_ARGS)
 			rows.extras = palloc(rows.capacity * rows.per_row * sizeof(uint16));
 		rows.tids = palloc(rows.capacity * sizeof(ItemPointerData));
 
-		PermRunAsTableOwner(heap, read_heap, &rows);
+		PermRunAsTableOwner(heap, PermCheckReadHeap, &rows);
 		perm = palloc(sizeof(PermPermutation));
 	}
 
@@ -1067,7 +557,7 @@ simhash_perm_check(PG_FUNCTION_ARGS)
 	}
 
 	if (PermGetState(index)->has_store)
-		check_store(index, entries0, &tids0, &bounds,
+		PermCheckStore(index, entries0, &tids0, &bounds,
 					heapallindexed ? rows.store : NULL, rsinfo, oldcxt);
 
 	MemoryContextSwitchTo(oldcxt);

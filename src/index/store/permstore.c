@@ -99,10 +99,9 @@ PermIndexStoresCodes(Relation index)
 
 /* Bytes of an entry of the chain (nulls: a TID alone) */
 static int
-entry_size(Relation index, bool nulls)
+entry_size(PermState *state, bool nulls)
 {
-	return nulls ? (int) sizeof(ItemPointerData) :
-		PermGetState(index)->store.entry_size;
+	return nulls ? (int) sizeof(ItemPointerData) : state->store.entry_size;
 }
 
 /*
@@ -112,13 +111,13 @@ entry_size(Relation index, bool nulls)
  * nor the page itself.
  */
 static void
-check_page(Relation index, Buffer buf, bool nulls)
+check_page(Relation index, PermState *state, Buffer buf, bool nulls)
 {
 	Page		page = BufferGetPage(buf);
 	BlockNumber blkno = BufferGetBlockNumber(buf);
 	PageHeader	hdr = (PageHeader) page;
 	size_t		entries_off = PermPageEntries(page) - (char *) page;
-	int			esize = entry_size(index, nulls);
+	int			esize = entry_size(state, nulls);
 	uint16		flags = PERM_STORE | (nulls ? PERM_STORE_NULLS : 0);
 	PermPageOpaque opaque = PermCheckPageHeader(index, buf,
 												"The page of the code store");
@@ -169,7 +168,7 @@ PermStoreReadPage(Relation index, BlockNumber from, BlockNumber blkno,
 	}
 	buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
 	LockBuffer(buf, lockmode);
-	check_page(index, buf, nulls);
+	check_page(index, state, buf, nulls);
 	return buf;
 }
 
@@ -304,7 +303,7 @@ PermStoreBuildAdd(PermStoreBuild *sb, ItemPointer tid, Datum value,
 		sb->width = VARBITLEN(code);
 		sb->esize = PermStoreEntrySize(sb->width);
 	}
-	PermWideCheckWidth(sb->index, sb->width, VARBITLEN(code));
+	PermCheckCodeWidth(sb->index, sb->width, VARBITLEN(code));
 	make_entry(entry, sb->width, tid, code);
 	spool_write(sb, 0, entry, sb->esize);
 	/* a short varlena is copied out: free it, as the build reads on */
@@ -440,7 +439,7 @@ PermStoreBuildWrite(PermStoreBuild *sb, Relation index, ForkNumber fork,
 		sb->esize = PermStoreEntrySize(width);
 	}
 	if (width > 0)
-		PermWideCheckWidth(index, width, sb->width);
+		PermCheckCodeWidth(index, width, sb->width);
 	memset(store, 0, sizeof(PermMetaStore));
 	store->magic = PERM_STORE_MAGIC;
 	store->first = InvalidBlockNumber;
@@ -540,6 +539,7 @@ append_new_page(Relation index, Buffer buf, const char *entry, int esize,
 	Buffer		newbuf = PermNewBuffer(index, MAIN_FORKNUM);
 	BlockNumber newblk = BufferGetBlockNumber(newbuf);
 	Buffer		metabuf = PermReadMetaPage(index, BUFFER_LOCK_EXCLUSIVE);
+	PermState  *state;
 	GenericXLogState *xlog;
 	Page		page,
 				newpage,
@@ -578,8 +578,9 @@ append_new_page(Relation index, Buffer buf, const char *entry, int esize,
 	UnlockReleaseBuffer(newbuf);
 	UnlockReleaseBuffer(buf);
 
-	PermGetState(index)->nblocks = Max(PermGetState(index)->nblocks, newblk + 1);
-	PermGetState(index)->store = store;
+	state = PermGetState(index);
+	state->nblocks = Max(state->nblocks, newblk + 1);
+	state->store = store;
 }
 
 /*
@@ -594,7 +595,7 @@ PermStoreAppend(Relation index, ItemPointer tid, const VarBit *code)
 {
 	PermState  *state = PermGetState(index);
 	bool		nulls = (code == NULL);
-	int			esize = entry_size(index, nulls);
+	int			esize = entry_size(state, nulls);
 	char		entry[PermStoreEntrySize(PERM_MAX_WIDTH)];
 	BlockNumber blkno = nulls ? state->store.null_last : state->store.last;
 	Buffer		buf;
@@ -604,7 +605,7 @@ PermStoreAppend(Relation index, ItemPointer tid, const VarBit *code)
 		memcpy(entry, tid, sizeof(ItemPointerData));
 	else
 	{
-		PermWideCheckWidth(index, state->store.width, VARBITLEN(code));
+		PermCheckCodeWidth(index, state->store.width, VARBITLEN(code));
 		make_entry(entry, state->store.width, tid, code);
 	}
 
@@ -756,7 +757,7 @@ PermStoreVacuum(Relation index, BufferAccessStrategy strategy,
 	for (c = 0; c < 2; c++)
 	{
 		bool		nulls = (c == 1);
-		int			esize = entry_size(index, nulls);
+		int			esize = entry_size(state, nulls);
 		BlockNumber from = InvalidBlockNumber;
 		BlockNumber blkno = nulls ? state->store.null_first : state->store.first;
 		int64		steps = 0;

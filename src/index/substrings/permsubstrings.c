@@ -72,7 +72,7 @@ substrings_constraint_match(IndexScanDesc scan)
 	PermScanOpaque so = (PermScanOpaque) scan->opaque;
 	Relation	index = scan->indexRelation;
 	PermState  *state = PermGetState(index);
-	int			code = PermCodeColumn(index);
+	int			code = state->code_column;
 	Datum		values[INDEX_MAX_KEYS];
 	bool		isnull[INDEX_MAX_KEYS];
 
@@ -83,7 +83,7 @@ substrings_constraint_match(IndexScanDesc scan)
 		/* not in the store: an insert cut short, its row dead */
 		if (stored == NULL ||
 			simhash_bit_distance(stored,
-								 PermCodeBits(index, scan->keyData[code].sk_argument)) >
+								 PermCodeBits(state->code_bits, scan->keyData[code].sk_argument)) >
 			PermConstraintRadius(scan, state))
 			return false;
 		/* within the radius: without leading columns, a conflict */
@@ -96,8 +96,8 @@ substrings_constraint_match(IndexScanDesc scan)
 								  scan->xs_snapshot, values, isnull) ||
 		isnull[code] || !PermTenantRowMatches(scan, values, isnull))
 		return false;
-	return simhash_bit_distance(PermCodeBits(index, values[code]),
-								PermCodeBits(index, scan->keyData[code].sk_argument)) <=
+	return simhash_bit_distance(PermCodeBits(state->code_bits, values[code]),
+								PermCodeBits(state->code_bits, scan->keyData[code].sk_argument)) <=
 		PermConstraintRadius(scan, state);
 }
 

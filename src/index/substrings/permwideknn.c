@@ -199,6 +199,7 @@ typedef struct PermWideOrder
 {
 	int			m;
 	int			width;
+	bool		code_bits;		/* bit(n) codes (PermState.code_bits) */
 	VarBit	   *center;			/* ORDER BY code <-> center; NULL: none */
 	uint64		keys[PERM_MAX_TABLES];	/* the center's substrings */
 	uint16		extras[PERM_MAX_TABLES];	/* and its entries' extra bits */
@@ -409,6 +410,7 @@ order_begin(IndexScanDesc scan, PermScanOpaque so)
 
 	wo->m = layout->ntables;
 	wo->width = layout->width;
+	wo->code_bits = state->code_bits;
 	wo->cap = wo->width;
 	wo->found = palloc0((wo->width + 1) * sizeof(PermTidList));
 	wo->quals = palloc(Max(1, scan->numberOfKeys) * sizeof(PermWideQual));
@@ -430,11 +432,11 @@ order_begin(IndexScanDesc scan, PermScanOpaque so)
 	if (scan->numberOfOrderBys > 0 &&
 		!(scan->orderByData[0].sk_flags & SK_ISNULL))
 	{
-		if (index->rd_opcintype[PermCodeColumn(index)] == BITOID)
+		if (wo->code_bits)
 			wo->center = DatumGetVarBitPCopy(scan->orderByData[0].sk_argument);
 		else
-			wo->center = PermCodeBits(index, scan->orderByData[0].sk_argument);
-		PermWideCheckWidth(index, wo->width, VARBITLEN(wo->center));
+			wo->center = PermCodeBits(false, scan->orderByData[0].sk_argument);
+		PermCheckCodeWidth(index, wo->width, VARBITLEN(wo->center));
 		PermWideKeys(layout, wo->center, wo->keys, wo->extras);
 		/* a row within r of c lies within r + d(c, center) of center */
 		for (i = 0; i < wo->nquals; i++)
@@ -511,11 +513,11 @@ static void
 file_row(IndexScanDesc scan, PermWideOrder *wo, ItemPointer tid, Datum value,
 		 HTAB *handed)
 {
-	VarBit	   *code = PermCodeBits(scan->indexRelation, value);
+	VarBit	   *code = PermCodeBits(wo->code_bits, value);
 	int			d = 0;
 	int			q;
 
-	PermWideCheckWidth(scan->indexRelation, wo->width, VARBITLEN(code));
+	PermCheckCodeWidth(scan->indexRelation, wo->width, VARBITLEN(code));
 	for (q = 0; q < wo->nquals; q++)
 		if (simhash_bit_distance(code, wo->quals[q].code) > wo->quals[q].radius)
 			return;

@@ -162,7 +162,7 @@ build_leaf_map(Relation index, int table)
 	int			cap = 1024;
 	int64		steps = 0;
 
-	map = MemoryContextAllocZero(PermGetState(index)->cxt, sizeof(PermLeafMap));
+	map = MemoryContextAllocZero(state->cxt, sizeof(PermLeafMap));
 
 	/* a fresh root: the map is only as good as the level it is read from */
 	state->root_level[table] = -1;
@@ -170,16 +170,16 @@ build_leaf_map(Relation index, int table)
 	if (level == 0)
 	{
 		map->nleaves = 1;
-		map->lowkeys = MemoryContextAlloc(PermGetState(index)->cxt, sizeof(KeyTid));
-		map->blocks = MemoryContextAlloc(PermGetState(index)->cxt, sizeof(BlockNumber));
-		map->recent = MemoryContextAllocZero(PermGetState(index)->cxt, sizeof(Buffer));
+		map->lowkeys = MemoryContextAlloc(state->cxt, sizeof(KeyTid));
+		map->blocks = MemoryContextAlloc(state->cxt, sizeof(BlockNumber));
+		map->recent = MemoryContextAllocZero(state->cxt, sizeof(Buffer));
 		map->lowkeys[0] = PermMinKey;
 		map->blocks[0] = blkno;
 		return map;
 	}
 
-	map->lowkeys = MemoryContextAlloc(PermGetState(index)->cxt, cap * sizeof(KeyTid));
-	map->blocks = MemoryContextAlloc(PermGetState(index)->cxt, cap * sizeof(BlockNumber));
+	map->lowkeys = MemoryContextAlloc(state->cxt, cap * sizeof(KeyTid));
+	map->blocks = MemoryContextAlloc(state->cxt, cap * sizeof(BlockNumber));
 	buf = PermLeftmostPage(index, table, 1);
 	for (;;)
 	{
@@ -219,7 +219,7 @@ build_leaf_map(Relation index, int table)
 	UnlockReleaseBuffer(buf);
 	if (map->nleaves > 0)
 		map->lowkeys[0] = PermMinKey;
-	map->recent = MemoryContextAllocZero(PermGetState(index)->cxt,
+	map->recent = MemoryContextAllocZero(state->cxt,
 										 Max(map->nleaves, 1) * sizeof(Buffer));
 	build_guide(state, map);
 	state->leafmap_bytes += LEAF_MAP_BYTES(map->nleaves);

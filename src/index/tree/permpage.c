@@ -210,6 +210,18 @@ PermPageBeyondHighKey(Page page, const KeyTid *key)
 	return PermCompareKeys(key, &hikey) >= 0;
 }
 
+/* The error for a damaged page: names the index and the block */
+void
+PermReportCorruption(Relation index, BlockNumber blkno, const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("index \"%s\" contains a corrupted page at block %u",
+					RelationGetRelationName(index), blkno),
+			 errdetail_internal("%s", detail),
+			 errhint("Please REINDEX it.")));
+}
+
 /*
  * Check what every page of a table or of the code store has: not all
  * zeros (what), a header whose pd_lower and pd_upper lie between the
@@ -247,8 +259,9 @@ PermCheckPageHeader(Relation index, Buffer buf, const char *what)
  * capacity and pd_lower, the leaf entry format, and that the right-link
  * does not point at the metapage or the page itself.
  */
-void
-PermCheckPage(Relation index, Buffer buf, int table, int level)
+static void
+check_page(Relation index, PermState *state, Buffer buf, int table,
+		   int level)
 {
 	Page		page = BufferGetPage(buf);
 	BlockNumber blkno = BufferGetBlockNumber(buf);
@@ -256,7 +269,7 @@ PermCheckPage(Relation index, Buffer buf, int table, int level)
 	PermPageOpaque opaque;
 	size_t		entries_off = PermPageEntries(page) - (char *) page;
 	size_t		esize;
-	int			ntables = PermGetState(index)->layout.ntables;
+	int			ntables = state->layout.ntables;
 
 	if (blkno == PERM_METAPAGE_BLKNO)
 		PermReportCorruption(index, blkno, "The metapage is reached as a page of a table.");
@@ -282,7 +295,7 @@ PermCheckPage(Relation index, Buffer buf, int table, int level)
 		if (opaque->key_bytes > 8 || opaque->block_bytes < 1 ||
 			opaque->block_bytes > 4 || opaque->off_bytes < 1 ||
 			opaque->off_bytes > 2 ||
-			opaque->extra_bytes != PermGetState(index)->layout.extra / 8)
+			opaque->extra_bytes != state->layout.extra / 8)
 			PermReportCorruption(index, blkno,
 								 psprintf("Leaf entry format: %u key, %u block, %u offset, %u extra bytes.",
 										  opaque->key_bytes, opaque->block_bytes,
@@ -311,16 +324,21 @@ PermCheckPage(Relation index, Buffer buf, int table, int level)
 									  opaque->rightlink));
 }
 
+void
+PermCheckPage(Relation index, Buffer buf, int table, int level)
+{
+	check_page(index, PermGetState(index), buf, table, level);
+}
+
 /*
  * Check that a link from block `from` (InvalidBlockNumber: from the
  * metapage or a leaf map) to blkno may be followed: not the metapage, not
  * the page itself, inside the relation.
  */
 static void
-check_link(Relation index, BlockNumber from, BlockNumber blkno)
+check_link(Relation index, PermState *state, BlockNumber from,
+		   BlockNumber blkno)
 {
-	PermState  *state = PermGetState(index);
-
 	if (blkno == PERM_METAPAGE_BLKNO || blkno == InvalidBlockNumber ||
 		blkno == from)
 		PermReportCorruption(index, from == InvalidBlockNumber ?
@@ -346,10 +364,8 @@ check_link(Relation index, BlockNumber from, BlockNumber blkno)
  * NULL past PERM_RECENT_MAX_BLOCKS (4 MB of memory, an index of 8 GB).
  */
 static Buffer *
-recent_slot(Relation index, BlockNumber blkno)
+recent_slot(PermState *state, BlockNumber blkno)
 {
-	PermState  *state = PermGetState(index);
-
 	if (blkno >= PERM_RECENT_MAX_BLOCKS)
 		return NULL;
 	if (blkno >= state->nrecent)
@@ -376,8 +392,8 @@ recent_slot(Relation index, BlockNumber blkno)
  * recent is not NULL) and remembering there the buffer used.
  */
 static Buffer
-read_page(Relation index, BlockNumber blkno, Buffer *recent, int lockmode,
-		  int table, int level)
+read_page(Relation index, PermState *state, BlockNumber blkno,
+		  Buffer *recent, int lockmode, int table, int level)
 {
 	Buffer		buf;
 
@@ -391,7 +407,7 @@ read_page(Relation index, BlockNumber blkno, Buffer *recent, int lockmode,
 			*recent = buf;
 	}
 	LockBuffer(buf, lockmode);
-	PermCheckPage(index, buf, table, level);
+	check_page(index, state, buf, table, level);
 	return buf;
 }
 
@@ -407,9 +423,11 @@ Buffer
 PermReadPage(Relation index, BlockNumber from, BlockNumber blkno,
 			 int lockmode, int table, int level)
 {
-	check_link(index, from, blkno);
-	return read_page(index, blkno, recent_slot(index, blkno), lockmode,
-					 table, level);
+	PermState  *state = PermGetState(index);
+
+	check_link(index, state, from, blkno);
+	return read_page(index, state, blkno, recent_slot(state, blkno),
+					 lockmode, table, level);
 }
 
 /*
@@ -423,8 +441,10 @@ Buffer
 PermReadPageRecent(Relation index, BlockNumber blkno, Buffer *recent,
 				   int lockmode, int table, int level)
 {
-	check_link(index, InvalidBlockNumber, blkno);
-	return read_page(index, blkno, recent, lockmode, table, level);
+	PermState  *state = PermGetState(index);
+
+	check_link(index, state, InvalidBlockNumber, blkno);
+	return read_page(index, state, blkno, recent, lockmode, table, level);
 }
 
 /*
@@ -432,11 +452,10 @@ PermReadPageRecent(Relation index, BlockNumber blkno, Buffer *recent,
  * pages than the relation has; one that does is going round a cycle of
  * right-links.
  */
-void
-PermCountStep(Relation index, BlockNumber blkno, int64 *steps)
+static void
+count_step(Relation index, PermState *state, BlockNumber blkno,
+		   int64 *steps)
 {
-	PermState  *state = PermGetState(index);
-
 	if (++(*steps) > (int64) state->nblocks)
 	{
 		state->nblocks = RelationGetNumberOfBlocks(index);
@@ -444,6 +463,12 @@ PermCountStep(Relation index, BlockNumber blkno, int64 *steps)
 			PermReportCorruption(index, blkno,
 								 "Its level's right-links form a cycle.");
 	}
+}
+
+void
+PermCountStep(Relation index, BlockNumber blkno, int64 *steps)
+{
+	count_step(index, PermGetState(index), blkno, steps);
 }
 
 /*
@@ -461,11 +486,14 @@ PermStepRight(Relation index, Buffer buf, int lockmode, int64 *steps)
 	uint64		hikey = opaque->hikey;
 	int			table = opaque->table;
 	int			level = opaque->level;
+	PermState  *state = PermGetState(index);
 
 	UnlockReleaseBuffer(buf);
-	PermCountStep(index, next, steps);
+	count_step(index, state, next, steps);
 	CHECK_FOR_INTERRUPTS();
-	buf = PermReadPage(index, from, next, lockmode, table, level);
+	check_link(index, state, from, next);
+	buf = read_page(index, state, next, recent_slot(state, next), lockmode,
+					table, level);
 	if (level == 0 && PermPageGetOpaque(BufferGetPage(buf))->lokey != hikey)
 		PermReportCorruption(index, next,
 							 psprintf("Its low key %016llX is not the high key %016llX of block %u, whose right-link leads here.",
