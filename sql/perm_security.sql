@@ -181,7 +181,7 @@ SET ROLE regress_simhash_reader;
 SET search_path = regress_attack, pg_catalog, public;
 SET enable_seqscan = off;
 SET enable_sort = off;
--- the NULL rows at the end of an ordered scan (permknn.c)
+-- the NULL rows at the end of an ordered scan (permtableknn.c)
 EXPLAIN (COSTS OFF)
 SELECT id FROM sec_n64 ORDER BY sec_norm(body) <-> simhash('page 1 of the site');
 SELECT count(*) AS rows FROM (SELECT id FROM sec_n64 ORDER BY sec_norm(body) <-> simhash('page 1 of the site')) s;
@@ -341,7 +341,7 @@ SELECT count(*) AS texts_received FROM regress_rls.got;
 SELECT * FROM plan($$SELECT id FROM sec_rlst WHERE site = 1 AND hamming_near(sec_norm(body), simhash('page 3 of the site'), 40) ORDER BY sec_norm(body) <-> simhash('page 3 of the site') LIMIT 10$$);
 -- a role with INSERT only, into a table whose exclusion constraint is on
 -- the owner's function: the check compares stored 64-bit keys and reads no
--- stored row (permprobe.c, PermSearchConstraint); the 20 new rows pass,
+-- stored row (permtablescan.c, PermSearchConstraint); the 20 new rows pass,
 -- the near-copy of a stored row is refused
 CREATE TABLE sec_rlsx (id int, body text,
 	EXCLUDE USING simhash_perm (sec_norm(body) WITH ~=) WITH (radius = 3));

@@ -1,7 +1,7 @@
 --
 -- The layout of an index on bit(n) codes follows the rows (permgrow.c): an
 -- index created empty is laid out for 2^20 rows, and past that, whenever
--- the model (permwide.c) would cut the codes into another number of
+-- the model (permwidelayout.c) would cut the codes into another number of
 -- substrings for the rows the index holds, the tables are written anew in
 -- that layout and the metapage switches.  The tests lower the floor of
 -- the rows a layout is chosen for (simhash.wide_layout_min_rows, for

@@ -110,7 +110,7 @@ meta_corrupt(Relation index, const char *fmt,...)
  * The code record of an index laid out by multi-index hashing (bit(n)
  * codes, leading columns), against the index's columns and the rest of the
  * metapage; *expect is set to the layout the build writes for its width,
- * leading columns, radius and substrings (permwide.c), to compare the
+ * leading columns, radius and substrings (permwidelayout.c), to compare the
  * tables with.
  */
 static void

@@ -10,49 +10,74 @@
  * holds the design: why the tables find every match, the radius arithmetic
  * above K, the bit layout, the page formats, locking, WAL and crashes.
  *
+ * One descriptor, two engines (README.perm, "The shape of the code").
+ * Every callback reads the index's descriptor (PermState, perm.c), built
+ * once per relcache entry from the catalog and the metapage.  Two engines
+ * serve the two kinds of index behind one table of functions (PermEngine,
+ * below): the 64-bit permuted tables (tables/) and the substrings of
+ * bit(n) codes, or of codes after leading columns (substrings/).  The
+ * handler picks the engine once, from the descriptor; the parts both use
+ * (the trees, the code store, the tenant prefix, the build, VACUUM and the
+ * check) read the layout from the descriptor and name no engine.
+ *
  * Files, from the callbacks down (calls only go down this list; README in
  * this folder):
- *	perm.c			handler, reloptions, settings, build phase names
+ *	permhandler.c	the handler: the callbacks, each engine picked once;
+ *					the settings
+ * check/: the SQL functions that inspect an index
  *	permcheck.c		simhash_perm_check(): proves an index sound, as amcheck does
+ *	permcheckrows.c	its TID lists, the code store's chains, heapallindexed
  *	perminfo.c		simhash_perm_info(); opening an index for inspection
+ *	perminsert.c	aminsert: a row's keys (its engine's), page splits, new
+ *					roots, WAL
+ * build/: CREATE INDEX and what rewrites whole tables
  *	permbuild.c		ambuild, ambuildempty: collect the rows, sort each table,
  *					write bottom up
  *	permbuildparallel.c	CREATE INDEX with parallel workers: shares of the
  *					scan, tables sorted by workers, written by the leader
- *	permradius.c	an exclusion constraint's radius always holds for its rows:
- *					ALTER INDEX ... SET (radius) and rebuilds check them
- *	perminsert.c	aminsert: the insert path, page splits, new roots, WAL
+ *	permconstraintcheck.c	an exclusion constraint's radius always holds
+ *					for its rows: ALTER INDEX ... SET (radius) and rebuilds
+ *					check them
  *	permgrow.c		a young index's layout follows the rows: a new layout
  *					written beside the old, one metapage record switches
- *	permwrite.c		writing whole tables bottom up (CREATE INDEX, permgrow.c)
- *	permscan.c		ambeginscan .. amendscan; the radius scan
- *	permwideknn.c	the nearest-neighbour scan of bit(n) codes, and within a
- *					tenant
- *	permstorescan.c	the nearest-neighbour scan read from the code store:
- *					passes over it, a bounded heap, a histogram
- *	permwidescan.c	the radius scan of bit(n) codes, and the quals both read
- *	permwidetenant.c	a tenant's entries read whole: each row's distance from
- *					the index alone
- *	permknn.c		the nearest-neighbour scan: nearest first, ring by ring
- *	permprobe.c		queries into prefix probes; lists of heap TIDs
+ * tables/: the engine of 64-bit fingerprints (PermTablesEngine)
+ *	permtables.c	its table of functions, a row's keys, a constraint's check
+ *	permtableknn.c	the nearest-neighbour scan: nearest first, ring by ring
+ *	permtablescan.c	the radius scan: queries permuted into prefix probes
+ * substrings/: the engine of bit(n) codes (PermSubstringsEngine)
+ *	permsubstrings.c	its table of functions, a row's keys, a constraint's
+ *					check
+ *	permwideknn.c	the nearest-neighbour scan, and within a tenant
+ *	permwidescan.c	the radius scan, the quals both scans read, a tenant's
+ *					entries read whole
+ *	permwidestore.c	the code store read by TID, and in passes for far
+ *					neighbours
+ *	permscan.c		ambeginscan .. amendscan for both engines: matches handed
+ *					out once, in TID order; TID lists, rows without a code
  *	permvacuum.c	ambulkdelete, amvacuumcleanup
  *	permcost.c		amcostestimate
- *	permvalidate.c	amvalidate
- *	permexclude.c	exclusion constraints: operator ~=, the check's scan
- *	permstorefind.c	the code store found by heap TID: a backend's directory
- *					of the chain's pages and their ranges of TIDs
+ *	permconstraint.c	exclusion constraints: operator ~=, the check's
+ *					radius, a match's row read back
+ * tree/: the B+trees of keys, and store/: the code store
+ *	permwrite.c		writing whole tables bottom up (CREATE INDEX, permgrow.c)
+ *	permdescend.c	descending a table, leaf maps, probing a prefix range
  *	permstore.c		the code store of bit(n) codes: its pages, the build's
  *					chains, appends, VACUUM, the check's walk
- *	permdescend.c	descending a table, leaf maps, probing a prefix range
- *	permpage.c		pages: initialisation, new pages, internal pages, the
- *					metapage and the roots it records; the per-index state
+ *	permpage.c		pages: initialisation, new pages, internal pages, reads
+ *					that check every page, right-links
  *	permleaf.c		the compact leaf format (permleaf.h): encoding, appends,
  *					the search within a leaf
- *	permlayout.c	the bit layout: blocks, tables, permutations, s(r)
  *	permtenant.c	leading equality columns, (tenant, code): the tenant's
  *					hash in every key, a row's keys, a scan's tenant
- *	permwide.c		codes wider than 64 bits (bit(n)): substrings, their keys,
- *					probe radii, rings, the cost model that picks the layout
+ *	perm.c			the descriptor (PermState): the metapage read, checked
+ *					against the catalog, and kept per relcache entry
+ *	permoptions.c	what the catalog says: the code column and its kind,
+ *					the options, registered, parsed and read (amoptions)
+ *	permwidelayout.c	the substrings of bit(n) codes: their keys, probe
+ *					radii, the cost model that picks the layout
+ *	permlayout.c	the bit layout of 64-bit tables: blocks, tables,
+ *					permutations, s(r) (permlayout.h holds both layouts')
+ *	permvalidate.c	amvalidate
  *	permowner.c		whose rights a table's index expressions run with
  * Below them: the record sort (src/recsort), the fingerprint voter
  * (src/fingerprint) and the type (src/type).
@@ -203,7 +228,7 @@ typedef struct PermMetaGrowth
 } PermMetaGrowth;
 
 /*
- * An index on bit(n) codes (permwide.c) records the codes' width and how
+ * An index on bit(n) codes (permwidelayout.c) records the codes' width and how
  * they are cut, after the growth record.  Its tables are the code's m
  * substrings: table t holds the bits at positions t, t + m, t + 2m, ...
  * (0 = the leftmost bit of the bit string), the first of them the most
@@ -220,7 +245,7 @@ typedef struct PermMetaCode
 	uint16		substrings;		/* m, the number of tables */
 	uint16		tenants;		/* leading equality columns (permtenant.c) */
 	uint16		tail;			/* code bits each key keeps after its
-								 * substring, at most (permwide.c) */
+								 * substring, at most (permwidelayout.c) */
 	uint16		extra;			/* code bits each entry keeps beyond its
 								 * key: PERM_TENANT_EXTRA_BITS with leading
 								 * columns, else 0 */
@@ -398,7 +423,7 @@ typedef struct PermState
 	PermMetaStore store;		/* as the metapage had it when read; the
 								 * chains' ends may have moved on since */
 	struct PermStoreDir *storedir;	/* the pages of the chain of codes and
-									 * their TIDs' ranges (permstorefind.c),
+									 * their TIDs' ranges (permwidestore.c),
 									 * NULL until a lookup */
 	uint32		inserts;		/* this backend's inserts, to space out
 								 * looks at the layout */
@@ -575,7 +600,7 @@ extern PGDLLEXPORT void simhash_perm_build_worker(struct dsm_segment *seg,
 
 /* permbuildparallel.c */
 typedef struct PermParallel PermParallel;
-typedef struct PermStoreBuild PermStoreBuild;	/* permstorefind.c */
+typedef struct PermStoreBuild PermStoreBuild;	/* permwidestore.c */
 extern bool PermStoreFindCode(Relation index, ItemPointer tid, char *words);
 extern VarBit *PermStoreCodeBits(Relation index, ItemPointer tid);
 
@@ -628,7 +653,7 @@ extern void PermWriteTables(Relation index, ForkNumber fork, RecStore **rows,
 							uint16 flags, bool log_pages, bool progress,
 							BlockNumber *roots, uint16 *root_levels);
 
-/* permradius.c */
+/* permconstraintcheck.c */
 extern void PermRadiusInit(void);
 extern void PermCheckRebuiltConstraint(Relation heap, Relation index);
 
@@ -638,7 +663,7 @@ extern int	perm_leaf_map_memory;
 extern bool PermInsert(const PermEngine *engine, Relation index,
 					   Datum *values, bool *isnull, ItemPointer ht_ctid);
 
-/* permexclude.c */
+/* permconstraint.c */
 
 /*
  * Reading rows by TID with the fingerprint the index holds for them (index
@@ -695,7 +720,7 @@ extern void PermSampleNearPairs(Relation index, int k, double *pairs);
 /* permvalidate.c */
 extern bool permvalidate(Oid opclassoid);
 
-/* permprobe.c */
+/* permtablescan.c */
 extern void PermCountWithin(Relation index, const uint64 *centers, int n, int k,
 							double *counts);
 
@@ -785,7 +810,7 @@ extern BlockNumber PermLayoutBlocks(Relation index, BlockNumber *first,
 extern double PermLayoutPageCount(Relation index);
 
 
-/* permwidetenant.c */
+/* permwidescan.c */
 extern void PermWideProbeTenant(Relation index, int t, uint64 tenant,
 								uint64 key, uint16 extra, int radius,
 								PermMatchCallback callback, void *arg,

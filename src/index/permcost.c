@@ -19,7 +19,7 @@
  * Near-duplicate data finds its neighbours sooner, so this errs towards the
  * sequential scan.  Reading on to the end costs one table read whole, the
  * sorting of each distance's rows by TID, and, without a qual, a pass over
- * the table for the rows with a NULL fingerprint (permknn.c); a scan with
+ * the table for the rows with a NULL fingerprint (permtableknn.c); a scan with
  * neither qual nor ORDER BY (which the planner may build when sequential
  * scans are disabled) reads one table whole and makes that pass.  A qual
  * bounds every scan of the index, ordered or not: an ordered scan with one
@@ -27,7 +27,7 @@
  * parameter, is taken to be the design radius, as for unordered scans).
  * On bit(n) codes an ordered scan costs the model's rings at the design
  * radius, capped by what reading every row costs: a sweep of the table, or
- * with a code store the passes over it (permstore.c, permstorescan.c).
+ * with a code store the passes over it (permstore.c, permwidestore.c).
  *
  * IDENTIFICATION
  *	  src/index/permcost.c
@@ -54,7 +54,7 @@
 
 /*
  * Rows a pass over the code store hands out at least (its bounded heap,
- * permstorescan.c, less the rows at its farthest distance)
+ * permwidestore.c, less the rows at its farthest distance)
  */
 #define STORE_PASS_ROWS		100
 
@@ -71,7 +71,7 @@
 
 /*
  * The smallest constant radius among the index clauses, or -1.  A clause
- * fp ~= v (which only a constraint's check can run; permexclude.c) counts
+ * fp ~= v (which only a constraint's check can run; permconstraint.c) counts
  * as the design radius.  On bit(n) codes (codes), the queries are
  * hamming_query values, and hamming_within(q, k) counts with k known even
  * when q is a parameter.
@@ -147,7 +147,7 @@ order_rows_wanted(PlannerInfo *root, double rows)
 
 /*
  * amcostestimate of an index on bit(n) codes, from the model that chose
- * its layout (permwide.c): key ranges probed, each a leaf's search, and
+ * its layout (permwidelayout.c): key ranges probed, each a leaf's search, and
  * candidates, each a row the scan reads.  A radius scan hands its
  * candidates to the executor, which reads them (the selectivity says how
  * many); an ordered scan reads them itself, before its first row.  An
@@ -302,7 +302,7 @@ code_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 		 * With a code store (permstore.c) an ordered scan reads it instead
 		 * of sweeping the table: its pages in order and a comparison an
 		 * entry, once for the first STORE_PASS_ROWS rows, and once more
-		 * for each fourfold of the rows wanted beyond (permstorescan.c)
+		 * for each fourfold of the rows wanted beyond (permwidestore.c)
 		 */
 		double		wanted = order_rows_wanted(root, rows);
 		double		passes = 1;
@@ -419,8 +419,8 @@ permcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 
 		/*
 		 * As the scans weigh their probes against a pass over one table
-		 * whole: a radius search all of its probes (permprobe.c,
-		 * search_queries), an ordered scan each ring it reads (permknn.c,
+		 * whole: a radius search all of its probes (permtablescan.c,
+		 * search_queries), an ordered scan each ring it reads (permtableknn.c,
 		 * order_read_ring), of which the last, read in this table, is the
 		 * largest.
 		 */

@@ -38,7 +38,7 @@ PermInit(void)
 	 * The settings for tests below are hidden (GUC_NO_SHOW_ALL): SHOW ALL
 	 * and pg_settings list only what users may want to set, and a test
 	 * still sets and shows one by its name.  simhash.wide_layout_min_rows
-	 * (permwide.c) is hidden too.
+	 * (permwidelayout.c) is hidden too.
 	 *
 	 * For tests only: an insert that splits a page stops with an error
 	 * between the split and its downlink, leaving the split incomplete as a
@@ -69,7 +69,7 @@ PermInit(void)
 
 	/*
 	 * A scan of the code store counts bits with AVX-512's vector popcount
-	 * where the CPU has it (permstorescan.c); off, with POPCNT alone, which
+	 * where the CPU has it (permwidestore.c); off, with POPCNT alone, which
 	 * tests and benchmarks compare with
 	 */
 	DefineCustomBoolVariable("simhash.store_vector_popcount",

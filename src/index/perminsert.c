@@ -33,7 +33,7 @@
 #include "index/perm.h"
 #include "index/tree/permleaf.h"
 
-/* simhash.fail_after_split: for tests of incomplete splits (perm.c) */
+/* simhash.fail_after_split: for tests of incomplete splits (permhandler.c) */
 bool		perm_fail_after_split = false;
 
 /*

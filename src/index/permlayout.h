@@ -32,7 +32,7 @@
  * An index with leading equality columns, (tenant, ..., code), keys every
  * table on a 16-bit hash of the tenant above 48 bits of the code, and each
  * entry keeps 16 more bits of the code beside its key (KeyTid.extra): a
- * 64-bit code whole (permtenant.c, permwide.c)
+ * 64-bit code whole (permtenant.c, permwidelayout.c)
  */
 #define PERM_MAX_TENANT_COLUMNS	8
 #define PERM_TENANT_SHIFT		48
@@ -48,7 +48,7 @@
 typedef struct PermLayout
 {
 	int			width;			/* 0: 64-bit fingerprints; else bit(width)
-								 * codes in ntables substrings (permwide.c) */
+								 * codes in ntables substrings (permwidelayout.c) */
 	int			tenants;		/* leading equality columns (permtenant.c) */
 	int			tail;			/* bit(n) codes: bits of the code each key
 								 * keeps after its substring, at most */

@@ -187,7 +187,7 @@ permoptions(Datum reloptions, bool validate)
 	 * 64-bit codes only, whose radius is 0 to PERM_MAX_MAX_DISTANCE; a
 	 * radius out of that range, and an option that does not apply to the
 	 * code type (unknown here), are refused by the build and by ALTER's
-	 * hook (permradius.c).  blocks = 0 is refused here only: an earlier
+	 * hook (permconstraintcheck.c).  blocks = 0 is refused here only: an earlier
 	 * version took it for "not given".
 	 */
 	if (validate && (flags & PERM_OPT_BLOCKS))

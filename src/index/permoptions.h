@@ -31,7 +31,7 @@ typedef struct PermOptions
 	int			radius;			/* design radius; -1: not given (3 on 64-bit
 								 * codes, width / 8 on bit(n) codes) */
 	int			substrings;		/* bit(n) codes, leading columns: m; 0:
-								 * chosen (permwide.c) */
+								 * chosen (permwidelayout.c) */
 	int			width;			/* bit varying codes: their width; 0: the
 								 * column's, or the first row's */
 	int			given;			/* PERM_OPT_* of the options named */

@@ -21,7 +21,7 @@
  *	  nearest-neighbour query on bit(n) codes come from the code store, and
  *	  a scan without a tenant's equality is refused (the planner never
  *	  builds one).  Two places still read a candidate's row by its TID and
- *	  compute its code, as the caller (PermRowReader, permexclude.c): the
+ *	  compute its code, as the caller (PermRowReader, permconstraint.c): the
  *	  rings of a nearest-neighbour scan of bit(n) codes, which the planner
  *	  keeps off tables with row-level security for the caller
  *	  (src/planner/scanpaths.c), and an exclusion constraint's check

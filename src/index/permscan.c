@@ -4,10 +4,10 @@
  *		simhash_perm: index scans (plain and bitmap).
  *
  * The access method's scan callbacks.  A scan with quals collects every
- * match on its first call (PermSearch, permprobe.c) and hands the rows out
+ * match on its first call (PermSearch, permtablescan.c) and hands the rows out
  * in TID order, each once though several tables find it; a bitmap scan adds
  * them to the bitmap.  Ordered scans (ORDER BY fp <-> q, and a scan with
- * neither quals nor ORDER BY) are read nearest first by permknn.c.  An
+ * neither quals nor ORDER BY) are read nearest first by permtableknn.c.  An
  * index on bit(n) codes is searched by permwidescan.c (radius) and permwideknn.c (ordered).
  *
  * Every row is handed out for recheck of the quals: the executor applies
@@ -15,9 +15,9 @@
  * row-level security applies: the planner sees to that).  The distance of
  * an ordered scan is exact; the executor recomputes it too, except on a
  * table with row-level security for the caller, where it would run the
- * index expression on rows before their security quals (permknn.c).  An
+ * index expression on rows before their security quals (permtableknn.c).  An
  * exclusion constraint's check is decided here instead, since its operator has no
- * radius of its own (permexclude.c).  The index's keys are
+ * radius of its own (permconstraint.c).  The index's keys are
  * exact, so on a sound index the recheck changes nothing; on a damaged one
  * (a bit flipped in a stored key, which no page check can see) it turns a
  * wrong row into a missing one (README.perm, "Damaged indexes").
@@ -494,7 +494,7 @@ PermTidListAddRowsWithoutCode(Relation index, PermTidList *list,
  * The index holds no entry in its tables for a row whose code is NULL, yet
  * ORDER BY fp <-> q returns such rows, last.  Once every indexed row has
  * been handed out, they come from the store's list of rows without a code
- * (permstorescan.c): no table read, no index expression evaluated.  With
+ * (permwidestore.c): no table read, no index expression evaluated.  With
  * leading columns, the list holds every tenant's: each row is handed out
  * for the executor's recheck of the tenant's equality (leakproof, as the
  * planner requires of an index qual on a table with row-level security).

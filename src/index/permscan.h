@@ -2,8 +2,8 @@
  *
  * permscan.h
  *		simhash_perm: queries permuted for each table, their probes
- *		(permprobe.c), lists of heap TIDs, and the scan state that the
- *		scan callbacks (permscan.c) and ordered scans (permknn.c) fill.
+ *		(permtablescan.c), lists of heap TIDs, and the scan state that the
+ *		scan callbacks (permscan.c) and ordered scans (permtableknn.c) fill.
  *
  * IDENTIFICATION
  *	  src/index/permscan.h
@@ -80,7 +80,7 @@ typedef struct PermScanOpaqueData
 	int			passes;			/* passes over one table whole so far */
 	PermTidList found[PERM_NDISTANCES];
 	bool		found_sorted[PERM_NDISTANCES];
-	struct handed_hash *handed; /* the rows handed out (permknn.c) */
+	struct handed_hash *handed; /* the rows handed out (permtableknn.c) */
 
 	/* an ordered scan of bit(n) codes (permwideknn.c), or NULL */
 	struct PermWideOrder *wide;
@@ -120,7 +120,7 @@ PermTidListAdd(PermTidList *list, MemoryContext cxt, ItemPointer tid)
 	list->tids[list->n++] = *tid;
 }
 
-/* permprobe.c */
+/* permtablescan.c */
 extern void PermSearch(IndexScanDesc scan, PermMatchCallback callback, void *arg,
 					   PermPinList *pins);
 extern void PermSearchMatch(void *arg, ItemPointer tid, uint64 key, int distance);
@@ -153,7 +153,7 @@ typedef struct PermWideQual
 extern bool PermWideKnnGettuple(IndexScanDesc scan);
 extern void PermWideEndScan(IndexScanDesc scan);
 
-/* permstorescan.c */
+/* permwidestore.c */
 typedef struct PermStoreScan PermStoreScan;
 extern PermStoreScan *PermStoreScanBegin(Relation index, const VarBit *center,
 										 const PermWideQual *quals, int nquals,
@@ -179,7 +179,7 @@ extern int	PermWideScanQuals(IndexScanDesc scan, const PermLayout *layout,
 							  PermWideQual *quals);
 extern double PermWideTableLeaves(Relation index, int m);
 
-/* permknn.c */
+/* permtableknn.c */
 extern bool PermKnnGettuple(IndexScanDesc scan);
 extern void PermScanReadNullRows(IndexScanDesc scan, PermScanOpaque so);
 extern bool PermScanFirstHandout(PermScanOpaque so, ItemPointer tid);

@@ -10,7 +10,7 @@
  * compared by equality only (strategy 4 of their operator class: int2,
  * int4, int8, float8, numeric, text, uuid, date, timestamp and timestamptz
  * ship with one).  Such an index is laid out by
- * multi-index hashing (permwide.c), a 64-bit fingerprint as a 64-bit code,
+ * multi-index hashing (permwidelayout.c), a 64-bit fingerprint as a 64-bit code,
  * with every key of every table
  *
  *		tenant hash (16 bits) << 48  |  the table's substring and tail (48 bits)

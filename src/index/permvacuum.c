@@ -135,7 +135,7 @@ report_skew(Relation index)
 
 	/*
 	 * bit(n) codes: a substring is the whole key and its layout never
-	 * changes, so a REINDEX would not help (permwide.c)
+	 * changes, so a REINDEX would not help (permwidelayout.c)
 	 */
 	if (state->layout.width > 0)
 		return;

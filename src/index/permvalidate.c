@@ -9,7 +9,7 @@
  * strategy 2, the ordering operator "<indexed type> <-> <fingerprint>"
  * returning int4 and sorted by an int4 btree family (added in 1.3); and
  * strategy 3, the exclusion operator "<indexed type> ~= <indexed type>"
- * returning boolean (added in 1.5; permexclude.c).
+ * returning boolean (added in 1.5; permconstraint.c).
  *
  * IDENTIFICATION
  *	  src/index/permvalidate.c

@@ -92,7 +92,7 @@ int			perm_wide_layout_min_rows = WIDE_MIN_LAYOUT_ROWS;
  */
 #define WIDE_TAIL_BITS			24
 
-/* Define the setting for tests, hidden as perm.c's are; called from _PG_init */
+/* Define the setting for tests, hidden as permhandler.c's are; called from _PG_init */
 void
 PermWideInit(void)
 {
@@ -260,7 +260,7 @@ PermWideEntryHoldsCode(const PermLayout *layout, int t)
  * tail holds whole; *rest is set to the tail's bits after them.  Table t's
  * keys then give the distance over substrings t .. t + n exactly: the
  * index-only sweep within a tenant reads table t for them and goes on at
- * t + n + 1 (permwidetenant.c).
+ * t + n + 1 (permwidescan.c).
  */
 int
 PermWideTailSubstrings(const PermLayout *layout, int t, int *rest)

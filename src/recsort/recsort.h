@@ -25,7 +25,7 @@
  * (src/pairs), what the record sort puts in order.  extra rides along in
  * what would be the struct's padding (16 bytes either way) and takes no
  * part in the order: the code bits an index entry keeps beyond its key
- * (an index with leading equality columns, permwide.c); 0 elsewhere.
+ * (an index with leading equality columns, permwidelayout.c); 0 elsewhere.
  */
 typedef struct KeyTid
 {

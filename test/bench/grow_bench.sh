@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A layout that follows the rows (src/index/permgrow.c), on the paths it
+# A layout that follows the rows (src/index/build/permgrow.c), on the paths it
 # did not follow before: the racy insert whose subquery scans the index,
 # and indexes on bit(n) codes.  Each case side by side with its baseline,
 # as ratios, in one run.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Parallel CREATE INDEX (src/index/permbuildparallel.c) against the serial
+# Parallel CREATE INDEX (src/index/build/permbuildparallel.c) against the serial
 # build, in one run: ROWS 64-bit fingerprints (simhash_bench_data's table
 # fps, 1% planted near-copies), built serially (max_parallel_maintenance_
 # workers = 0) and with WORKERS workers (default 2), alternating, RUNS

@@ -2,7 +2,7 @@
 # Inserts under a near-duplicate constraint whose index was created on an
 # empty table, with skewed fingerprints, against the same inserts into an
 # index built on the data, side by side in one run.  The index created
-# empty chooses its layout again as the rows arrive (src/index/permgrow.c);
+# empty chooses its layout again as the rows arrive (src/index/build/permgrow.c);
 # before simhash 1.6 it kept the uniform layout and each insert's check
 # read every row.
 #

@@ -478,6 +478,36 @@ def check_layers():
         if u.endswith('/') and u not in orders:
             fail(arch, head, '%s has no file order' % u)
 
+    # engines: parts of a folder that only one file may name (docs/architecture.md:
+    # "The engines, `A` and `B`, are named only by `F`"): the shared files call them
+    # through a table of functions, and the engines do not call each other
+    m = re.search(r'^The engines, `(src/[\w/]+/)` and `(src/[\w/]+/)`, are named only by\s+'
+                  r'`(src/[\w/.]+\.c)`(?:\s+and\s+`(src/[\w/.]+\.c)`)?', text, re.M)
+    if m is None:
+        fail(arch, 1, 'no sentence "The engines, `A/` and `B/`, are named only by `F`"')
+    else:
+        engines = [os.path.join(ROOT, m.group(1)), os.path.join(ROOT, m.group(2))]
+        faces = {os.path.join(ROOT, x) for x in m.groups()[2:] if x}
+        line = lineno(text, m.start())
+        folder = os.path.commonpath(engines) + os.sep
+        for e in engines:
+            if not os.path.isdir(e):
+                fail(arch, line, '%s is no folder' % rel(e))
+        engine_of = lambda f: next((e for e in engines if f.startswith(e)), None)
+        for f in files:
+            if not f.endswith('.c') or f in faces or not f.startswith(folder):
+                continue
+            for g, (gl, why) in sorted(graph[f].items()):
+                eg, ef = engine_of(g), engine_of(f)
+                if eg is not None and eg != ef:
+                    fail(arch, line, '%s names the engine %s: %s:%d uses %s of %s'
+                         % (rel(f), rel(eg), rel(f), gl, why, rel(g)))
+    inside = []
+    for u in sorted(orders):
+        cs = [f for f in files if unit(f) == u and f.endswith('.c')]
+        calls_in = sum(1 for f in cs for g in graph[f] if g in cs)
+        inside.append('%s %d files, %d calls' % (u, len(cs), calls_in))
+
     # a header's own list of its folder's files ("calls only go down this list")
     for f in files:
         if not f.endswith('.h'):
@@ -513,8 +543,8 @@ def check_layers():
                 if b in seen and seen.index(b) > i:
                     fail(makefile, lineno(mk, m.start()), 'OBJS lists %s before %s, which it calls (%s)'
                          % (u, b, evidence(u, b)))
-    checked['layers'] = '%d folders, %d calls between them, %d ordered folders' % (
-        len(units), nedges, len(orders))
+    checked['layers'] = '%d folders, %d calls between them, %d ordered folders (inside: %s)' % (
+        len(units), nedges, len(orders), '; '.join(inside))
 
 
 # --------------------------------------------------------------------------

@@ -4,7 +4,7 @@
 # relcache had freed (rd_amcache) reads freed memory, which a build with
 # assertions wipes.  This happened: a tenant's hash function, looked up in
 # the middle of an insert or a scan, let an invalidation free the index's
-# state under the call (src/index/permpage.c, "The per-index state and its
+# state under the call (src/index/perm.c, "The per-index state and its
 # lifetime"); under concurrent inserts and VACUUM it crashed a backend in
 # the sanitizer run.  Here every kind of index (64-bit, tenant, bit(n))
 # answers radius and nearest-neighbour queries, takes inserts (the

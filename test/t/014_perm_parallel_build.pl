@@ -1,4 +1,4 @@
-# CREATE INDEX with parallel workers (src/index/permbuildparallel.c):
+# CREATE INDEX with parallel workers (src/index/build/permbuildparallel.c):
 #  - a crash (kill -9 of the building backend) while the workers read the
 #    table, during CREATE INDEX and CREATE INDEX CONCURRENTLY: after
 #    recovery the first index is gone, the second is left invalid, and a

@@ -18,7 +18,7 @@
  * see runsort.c.  The trees are written by permwrite.c, which the layout's
  * change as rows arrive (permgrow.c) shares.
  *
- * An index on bit(n) codes (permwide.c) computes each row's key in every
+ * An index on bit(n) codes (permwidelayout.c) computes each row's key in every
  * table as it reads the row, into a store per table, with a layout fixed
  * before the first row from the codes' width and the table's size; its
  * tables are written from those stores the same way.  As the table grows,
@@ -54,7 +54,7 @@ typedef struct PermBuildState
 	RecStore *rows;			/* (fingerprint, TID) of every row */
 
 	/*
-	 * An index on bit(n) codes (permwide.c): the layout, fixed before the
+	 * An index on bit(n) codes (permwidelayout.c): the layout, fixed before the
 	 * first row is read (from the column's width and the table's size), and
 	 * each table's (key, TID) of every row
 	 */
@@ -542,7 +542,7 @@ permbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	 * (VACUUM FULL, CLUSTER: reindex_index drops the exclusion operators
 	 * from indexInfo) checks its rows against its radius itself, which the
 	 * reloption may have changed since the rows were last checked
-	 * (permradius.c).
+	 * (permconstraintcheck.c).
 	 */
 	if (indexInfo->ii_ExclusionOps == NULL && index->rd_index != NULL &&
 		index->rd_index->indisexclusion)

@@ -144,7 +144,7 @@ struct PermParallel
 	LOCKMODE	indexlock;
 };
 
-/* simhash.report_build_workers (perm.c): for tests */
+/* simhash.report_build_workers (permhandler.c): for tests */
 bool		perm_report_build_workers = false;
 
 /*

@@ -13,7 +13,7 @@
  *
  *	- ALTER INDEX ... SET (radius = m), or RESET, changes the printed
  *	  definition at once.  The index goes on enforcing the radius it was
- *	  built with and refuses writes until REINDEX (permexclude.c), but the
+ *	  built with and refuses writes until REINDEX (permconstraint.c), but the
  *	  definition, and so a dump, already says m.  An object access hook sees
  *	  the change right after the catalog update, in the same command; for a
  *	  larger m it searches the rows for a pair within m and refuses the

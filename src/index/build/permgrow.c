@@ -63,7 +63,7 @@
  * holds a cursor open across the inserts that make a look due).
  *
  * Codes wider than 64 bits (bit(n), and codes after leading columns:
- * permwide.c).  Their layout is the number of substrings m, which the model
+ * permwidelayout.c).  Their layout is the number of substrings m, which the model
  * chooses from the number of rows alone (at least 2^20 of them), so it is
  * never final: the layout is looked at whenever its pages have grown
  * fourfold, for as long as the index grows, and a look counts the entries
@@ -458,7 +458,7 @@ rekey_rows(const PermLayout *old, const PermLayout *layout, RunSort *rs,
 
 /*
  * The layout that the rows of an index on bit(n) codes call for now: the
- * model's (permwide.c) at the design radius the index was built with, for
+ * model's (permwidelayout.c) at the design radius the index was built with, for
  * twice the rows table 0 holds.  The layout serves the rows from this look
  * to the next, when its pages have grown fourfold: from n rows to about
  * 4n, whose middle (on the model's scale, the logarithm) is 2n.  Sets *n

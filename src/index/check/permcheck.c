@@ -47,7 +47,7 @@
  * (table 0's TIDs, kept, and the table being checked); with
  * heapallindexed, 30 bytes a row more (the rows, and one table sorted), and
  * on bit(n) codes 8 bytes more per table (each row's key in every table,
- * computed as permwide.c computes them).
+ * computed as permwidelayout.c computes them).
  *
  * This file walks the tables; the lists of TIDs it compares, the walk of
  * the code store and heapallindexed's reading of the table are in
@@ -74,7 +74,7 @@
 #include "utils/rel.h"
 
 #include "index/perm.h"
-#include "index/check/permcheck.h"
+#include "index/check/permcheckrows.h"
 #include "index/tree/permleaf.h"
 
 PG_FUNCTION_INFO_V1(simhash_perm_check);

@@ -35,7 +35,7 @@
 #include "utils/rel.h"
 
 #include "index/perm.h"
-#include "index/check/permcheck.h"
+#include "index/check/permcheckrows.h"
 #include "index/tree/permleaf.h"
 
 #define ST_SORT sort_tids

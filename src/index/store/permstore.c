@@ -4,7 +4,7 @@
  *		simhash_perm: the code store of an index on bit(n) codes.  Every
  *		row's whole code and heap TID, packed in pages of the index, so
  *		that a nearest-neighbour query whose neighbours all lie far reads
- *		them at memory speed instead of the table (permstorescan.c).
+ *		them at memory speed instead of the table (permwidestore.c).
  *
  * The store is two chains of pages linked by their right-links, recorded
  * in the metapage (PermMetaStore, after the code record): one of entries
@@ -642,7 +642,7 @@ PermStoreAppend(Relation index, ItemPointer tid, const VarBit *code)
  * what a scan of a tenant without a qual on the code adds to the tenant's
  * rows: no table read, no index expression evaluated (README.perm,
  * "Security").  The chain is read page by page under share locks, as a
- * pass over the codes is (permstorescan.c says why that sees every row
+ * pass over the codes is (permwidestore.c says why that sees every row
  * the scan's snapshot sees).  An index built before simhash 1.6 has no
  * chain: the planner leaves it out of the scans that need one
  * (src/planner/scanpaths.c), and a scan asked all the same is refused.

@@ -11,8 +11,8 @@
  * floor(r / m) bits of it in some substring: the radius scan probes every
  * table's ball (permwidescan.c), the nearest-neighbour scan widens the
  * balls ring by ring or reads the code store in passes (permwideknn.c,
- * permstorescan.c), and a tenant's entries can be read whole
- * (permwidetenant.c).  This file holds the engine's table of functions,
+ * permwidestore.c), and a tenant's entries can be read whole
+ * (permwidescan.c).  This file holds the engine's table of functions,
  * which the shared parts call (perm.h, PermEngine), a row's keys, and the
  * decision of an exclusion constraint's check.
  *

@@ -2,7 +2,7 @@
  *
  * permwideknn.c
  *		simhash_perm: the nearest-neighbour scan of an index on bit(n) codes
- *		(multi-index hashing, permwide.c), and of an index with leading
+ *		(multi-index hashing, permwidelayout.c), and of an index with leading
  *		equality columns within one tenant.
  *
  * A nearest-neighbour scan (ORDER BY code <-> q) reads the tables ring by
@@ -21,12 +21,12 @@
  * When the next ring would cost more than a share of a pass over every
  * code (a query whose neighbours are far, as random codes' are from a
  * random query: about 94 bits of 256 at a million rows), the scan hands
- * the rest to the code store (permstorescan.c), or within a tenant reads
+ * the rest to the code store (permwidestore.c), or within a tenant reads
  * the tenant's range of the tables; after that every distance is
  * complete.  Without a qual, the rows whose code is NULL come last, from
- * the store's list of them (permknn.c).  Neither reads the table.
+ * the store's list of them (permtableknn.c).  Neither reads the table.
  *
- * The rows are read as permexclude.c reads a match's row (PermRowReader):
+ * The rows are read as permconstraint.c reads a match's row (PermRowReader):
  * the indexed expression evaluated on the version the snapshot sees.  A
  * row is read only after the index pages that named it are released.
  *
@@ -71,7 +71,7 @@
  */
 #define WIDE_TENANT_ENTRY_WORK	0.15
 /*
- * An entry of a pass over the code store (permstorescan.c), in rows of a
+ * An entry of a pass over the code store (permwidestore.c), in rows of a
  * sweep: a code of 256 bits is compared and counted in about 5.5 ns, 0.02
  * rows (a random LIMIT 10 in 6.9 ms at a million rows, the rings'
  * share included: docs/reports/store_bench_1M.txt), priced at twice that,
@@ -308,7 +308,7 @@ ring_filed(PermWideOrder *wo, uint64 key, int distance)
  * Callback of a ring's probes: as collect_pending, but a row whose key
  * lies farther from the center's than the distance being handed out waits
  * in deferred[] (distance is the key's, a lower bound on the row's).  Keys
- * with a tail (permwide.c) bound rows tightly: a ring of short substrings
+ * with a tail (permwidelayout.c) bound rows tightly: a ring of short substrings
  * holds many rows, few of them near.
  */
 static void
@@ -598,7 +598,7 @@ flush_deferred(IndexScanDesc scan, PermWideOrder *wo)
 }
 
 /*
- * Hand the rest of the scan to the code store (permstorescan.c) instead
+ * Hand the rest of the scan to the code store (permwidestore.c) instead
  * of sweeping the table: every row from emit_d to cap, but the first
  * emit_i at emit_d, which were handed out already, in increasing
  * distance, each with the distance of its code in the store; no row is
@@ -695,7 +695,7 @@ sweep_whole_code(void *arg, ItemPointer tid, uint64 key, int distance)
 
 /*
  * The sweep of a scan confined to one tenant.  Without quals, from the
- * index alone (permwidetenant.c): a row's distance is the sum of its
+ * index alone (permwidescan.c): a row's distance is the sum of its
  * substrings' distances over the tenant's range of the tables that hold
  * them; a row with an entry missing from one of them (an insert cut short
  * by a crash, until VACUUM) is read instead.  With quals, which need the
@@ -864,7 +864,7 @@ PermWideKnnGettuple(IndexScanDesc scan)
 	if (wo->code_qual || wo->cap < 0)
 		return false;
 
-	/* the store's list of rows without a code: no row read (permknn.c) */
+	/* the store's list of rows without a code: no row read (permtableknn.c) */
 	return PermScanNextNullRow(scan, so, false);
 }
 

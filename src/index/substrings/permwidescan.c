@@ -10,7 +10,7 @@
  * PermWideProbeRadius(m, r, t): every substring within that radius of the
  * query's, as one sorted list of key ranges (PermProbeRanges), or, when
  * the ball has more keys than the table has leaves, the whole table with
- * each key tested.  Where keys keep a tail (permwide.c), an entry whose key
+ * each key tested.  Where keys keep a tail (permwidelayout.c), an entry whose key
  * lies more than r from the query's is dropped in the leaf: the key's
  * distance is a lower bound on the code's.  Every row found is a
  * candidate, handed out for the executor's recheck of the qual on the

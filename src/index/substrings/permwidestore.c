@@ -72,7 +72,7 @@
 
 static bool cpu_has_vector_popcount(int words);
 
-/* simhash.store_vector_popcount (perm.c) */
+/* simhash.store_vector_popcount (permhandler.c) */
 bool		perm_store_vector_popcount = true;
 
 /* Entries the first pass keeps: a LIMIT 100 is usually served by it */

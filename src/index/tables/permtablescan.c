@@ -14,7 +14,7 @@
  *
  * PermSearch() is the one place that turns a scan's quals into probes and
  * reports (TID, distance) pairs; PermProbeNeighbours() probes the prefixes
- * of one ring for ordered scans (permknn.c).  Also here: the lists of
+ * of one ring for ordered scans (permtableknn.c).  Also here: the lists of
  * heap TIDs the scans collect, and PermCountWithin() for join estimates.
  *
  * IDENTIFICATION
@@ -111,7 +111,7 @@ PermQualsToQueries(IndexScanDesc scan, PermState *state, PermQuery *queries,
 			return false;
 		if (sk->sk_strategy == PERM_NEAR_DUP_STRATEGY)
 		{
-			/* fp ~= v: the constraint's radius (permexclude.c) */
+			/* fp ~= v: the constraint's radius (permconstraint.c) */
 			q->center = DatumGetUInt64(sk->sk_argument);
 			q->radius = PermConstraintRadius(scan, state);
 		}

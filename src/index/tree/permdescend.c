@@ -236,7 +236,7 @@ build_leaf_map(Relation index, int table)
  * size) would fit simhash.leaf_map_memory: the map is built after the first
  * LEAF_MAP_AFTER_DESCENTS descents, so a ring of hundreds of probes is
  * mostly read through it.  Scans weigh their probes with this against a
- * pass (permprobe.c, permknn.c), and the planner does the same
+ * pass (permtablescan.c, permtableknn.c), and the planner does the same
  * (permcost.c).
  */
 double

@@ -48,7 +48,7 @@
 
 #include "index/tree/permleaf.h"
 
-/* simhash.write_old_leaf_format (perm.c): for tests of older indexes */
+/* simhash.write_old_leaf_format (permhandler.c): for tests of older indexes */
 bool		perm_write_old_leaf_format = false;
 
 /*

@@ -543,7 +543,7 @@ PermLayoutBlocks(Relation index, BlockNumber *first, uint16 *flag)
 
 /*
  * The pages of the index that the current layout uses, the metapage
- * included: what a cost compares with (permprobe.c, permknn.c)
+ * included: what a cost compares with (permtablescan.c, permtableknn.c)
  */
 double
 PermLayoutPageCount(Relation index)

@@ -1,17 +1,17 @@
 /*-------------------------------------------------------------------------
  *
- * permcheck.h
+ * permcheckrows.h
  *		simhash_perm_check(): what the walk of the tables (permcheck.c) and
  *		the passes over the code store and the table (permcheckrows.c)
  *		share.
  *
  * IDENTIFICATION
- *	  src/index/check/permcheck.h
+ *	  src/index/check/permcheckrows.h
  *
  *-------------------------------------------------------------------------
  */
-#ifndef PERMCHECK_H
-#define PERMCHECK_H
+#ifndef PERMCHECKROWS_H
+#define PERMCHECKROWS_H
 
 #include "nodes/execnodes.h"
 
@@ -103,4 +103,4 @@ extern void PermCheckStore(Relation index, int64 entries0, const TidList *tids0,
 extern void PermCheckReadHeap(void *arg);
 
 
-#endif							/* PERMCHECK_H */
+#endif							/* PERMCHECKROWS_H */
