@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# A/B of the index answering from its own pages (issue 47): two revisions,
-# each querying indexes it built itself, in one run.
+# A/B of two revisions of the index, each querying indexes it built itself,
+# in one run: first for the index answering from its own pages (issue 47),
+# then for the shape of src/index/ (issue 49: one descriptor, two engines).
 #
 #   bash test/bench/pages_ab.sh REV_A REV_B [ROWS] [WROWS]
 #                              (defaults: 1000000 fingerprints, 250000 codes)
@@ -29,6 +30,14 @@
 # per round.  Sizes: every index.  Exactness first: for 50 queries of each
 # kind both builds answer as the sequential scan does (counts, and the
 # distances in order), else the run fails.  Reports medians and B / A.
+#
+# BUILDS=1: CREATE INDEX timed per round, alternating the builds: on the
+# fingerprints serial (max_parallel_maintenance_workers = 0) and parallel
+# (2), on the codes serial.  SAME_DISK=1, for two revisions that must write
+# the same index: the indexes each wrote are compared page by page (less
+# each page's LSN, pageinspect), and each build checks and queries the
+# other's (simhash_perm_check with heapallindexed, and the exactness
+# queries); the run fails on any difference.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tools/common.sh
@@ -80,6 +89,25 @@ for v in A B; do
 	  -c "VACUUM ANALYZE fps_$v" -c "VACUUM ANALYZE codes_$v"
 done
 
+if [ "${SAME_DISK:-0}" = 1 ]; then
+	echo "== on disk: the indexes the two builds wrote, page by page, less each page's LSN"
+	q -c "CREATE EXTENSION IF NOT EXISTS pageinspect"
+	for t in fps codes; do
+		pages() { echo "(SELECT md5(string_agg(substr(get_raw_page('${t}_$1_perm', b::int), 9), ''::bytea ORDER BY b))
+			FROM generate_series(0, pg_relation_size('${t}_$1_perm') / current_setting('block_size')::int - 1) b)"; }
+		same=$(q -At -c "SELECT $(pages a) = $(pages b), pg_relation_size('${t}_a_perm') / current_setting('block_size')::int")
+		echo "   ${t}: the same pages, and how many: $same" | tee -a "$WORK/same_disk"
+		[ "${same%%|*}" = t ] || { echo "the two builds wrote different ${t} indexes" >&2; exit 1; }
+	done
+	for v in A B; do
+		o=$([ $v = A ] && echo B || echo A)
+		simhash_ab_use $v
+		q -At -c "SELECT count(*) FROM simhash_perm_check('fps_${o}_perm', true)" \
+		  -c "SELECT count(*) FROM simhash_perm_check('codes_${o}_perm', true)" >/dev/null
+		echo "   build $v checks build $o's indexes (heapallindexed): sound" | tee -a "$WORK/same_disk"
+	done
+fi
+
 # the query of a kind for table suffix v, row b of bench_q or bench_qw
 answer_sql() {
 	case $1 in
@@ -96,15 +124,19 @@ echo "== exactness: 50 queries of each kind, both builds against the sequential 
 KINDS=${KINDS:-k3 knn10 w31 wknn10 wnear10}
 for v in A B; do
 	simhash_ab_use $v
+	tables=$v
+	[ "${SAME_DISK:-0}" = 1 ] && tables="A B"
+	for t in $tables; do
 	for k in $KINDS; do
 		read -r lo hi <<<"$(qrange $k)"
 		wrong=$(q -At -c "SET enable_indexscan = off; SET enable_bitmapscan = off;
-			CREATE TEMP TABLE truth AS SELECT qid, $(answer_sql $k $v) AS n FROM $(qtable $k) b
+			CREATE TEMP TABLE truth AS SELECT qid, $(answer_sql $k $t) AS n FROM $(qtable $k) b
 			 WHERE qid BETWEEN $lo AND $lo + 49;
 			RESET enable_indexscan; RESET enable_bitmapscan; SET enable_seqscan = off; SET enable_sort = off;
-			SELECT count(*) FROM truth t JOIN $(qtable $k) b USING (qid) WHERE n IS DISTINCT FROM $(answer_sql $k $v)")
-		echo "   build $v, $k: $wrong of 50 differ"
+			SELECT count(*) FROM truth t JOIN $(qtable $k) b USING (qid) WHERE n IS DISTINCT FROM $(answer_sql $k $t)")
+		echo "   build $v on build $t's index, $k: $wrong of 50 differ"
 		[ "$wrong" = 0 ] || { echo "build $v: $k differs from the sequential scan" >&2; exit 1; }
+	done
 	done
 done
 
@@ -132,6 +164,7 @@ chmod 644 "$WORK"/*.sql
 	echo "rows: $ROWS fingerprints (+1%, a few NULL), $WROWS bit(256) codes (+1%, 2% NULL); one index per build and table"
 	echo "A: $REV_A ($(git rev-parse --short "$REV_A")), B: $REV_B ($(git rev-parse --short "$REV_B"))"
 	echo "pgbench -M prepared, 2 clients, ${SECS}s runs, $RUNS alternating rounds; the btree equality once"
+	[ -f "$WORK/same_disk" ] && cat "$WORK/same_disk"
 	q -At -c "SELECT format('  size %s: %s MB', c.relname, round(pg_relation_size(c.oid) / 1048576.0, 1))
 		FROM pg_class c WHERE relname IN ('fps_a_perm', 'fps_b_perm', 'codes_a_perm', 'codes_b_perm', 'fps_a_btree') ORDER BY 1"
 } | tee "$REPORT"
@@ -166,6 +199,35 @@ for r in $(seq 1 "$RUNS"); do
 	done
 done
 
+if [ "${BUILDS:-0}" = 1 ]; then
+	echo "== CREATE INDEX, seconds per round: fingerprints serial and parallel (2 workers), codes serial" | tee -a "$REPORT"
+	for r in $(seq 1 "$RUNS"); do
+		for v in A B; do
+			simhash_ab_use $v
+			s=$(q -At <<-SQL
+				SET maintenance_work_mem = '1GB';
+				SET max_parallel_maintenance_workers = 0;
+				SELECT extract(epoch FROM clock_timestamp())::numeric(20,6);
+				CREATE INDEX build_s ON fps_$v USING simhash_perm (fp);
+				SELECT extract(epoch FROM clock_timestamp())::numeric(20,6);
+				DROP INDEX build_s;
+				SET max_parallel_maintenance_workers = 2;
+				SELECT extract(epoch FROM clock_timestamp())::numeric(20,6);
+				CREATE INDEX build_p ON fps_$v USING simhash_perm (fp);
+				SELECT extract(epoch FROM clock_timestamp())::numeric(20,6);
+				DROP INDEX build_p;
+				SET max_parallel_maintenance_workers = 0;
+				SELECT extract(epoch FROM clock_timestamp())::numeric(20,6);
+				CREATE INDEX build_c ON codes_$v USING simhash_perm (code);
+				SELECT extract(epoch FROM clock_timestamp())::numeric(20,6);
+				DROP INDEX build_c;
+			SQL
+			)
+			echo "  ${v}_build_r$r $(echo "$s" | awk 'NR%2==1{a=$1} NR%2==0{printf "%s %.3f ", (NR==2?"serial":NR==4?"parallel":"codes"), $1-a}')" | tee -a "$REPORT"
+		done
+	done
+fi
+
 python3 - "$REPORT" $KINDS <<'PY' | tee -a "$REPORT"
 import re, statistics, sys
 text = open(sys.argv[1]).read()
@@ -184,5 +246,17 @@ for k in sys.argv[2:]:
 a = statistics.median(ins["A"])
 b = statistics.median(ins["B"])
 print(f"  inserts: A {a:.2f} us a row, B {b:.2f} us a row, B / A {b / a:.2f}x")
+builds = {}
+for m in re.finditer(r"^  ([AB])_build_r\d+ (.*)$", text, re.M):
+    f = m.group(2).split()
+    for name, secs in zip(f[0::2], f[1::2]):
+        builds.setdefault((m.group(1), name), []).append(float(secs))
+for name in ("serial", "parallel", "codes"):
+    if ("A", name) in builds:
+        a = statistics.median(builds[("A", name)])
+        b = statistics.median(builds[("B", name)])
+        what = {"serial": "CREATE INDEX serial", "parallel": "CREATE INDEX parallel",
+                "codes": "CREATE INDEX on the codes"}[name]
+        print(f"  {what}: A {a:.2f} s, B {b:.2f} s, B / A {b / a:.2f}x")
 PY
 echo "report: $REPORT"
