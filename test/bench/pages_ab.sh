@@ -93,7 +93,7 @@ if [ "${SAME_DISK:-0}" = 1 ]; then
 	echo "== on disk: the indexes the two builds wrote, page by page, less each page's LSN"
 	q -c "CREATE EXTENSION IF NOT EXISTS pageinspect"
 	for t in fps codes; do
-		pages() { echo "(SELECT md5(string_agg(substr(get_raw_page('${t}_$1_perm', b::int), 9), ''::bytea ORDER BY b))
+		pages() { echo "(SELECT md5(string_agg(md5(substr(get_raw_page('${t}_$1_perm', b::int), 9)), '' ORDER BY b))
 			FROM generate_series(0, pg_relation_size('${t}_$1_perm') / current_setting('block_size')::int - 1) b)"; }
 		same=$(q -At -c "SELECT $(pages a) = $(pages b), pg_relation_size('${t}_a_perm') / current_setting('block_size')::int")
 		echo "   ${t}: the same pages, and how many: $same" | tee -a "$WORK/same_disk"
