@@ -3,12 +3,14 @@
  * permscan.c
  *		simhash_perm: index scans (plain and bitmap).
  *
- * The access method's scan callbacks.  A scan with quals collects every
- * match on its first call (PermSearch, permtablescan.c) and hands the rows out
- * in TID order, each once though several tables find it; a bitmap scan adds
- * them to the bitmap.  Ordered scans (ORDER BY fp <-> q, and a scan with
- * neither quals nor ORDER BY) are read nearest first by permtableknn.c.  An
- * index on bit(n) codes is searched by permwidescan.c (radius) and permwideknn.c (ordered).
+ * The access method's scan callbacks, for both engines: a scan keeps the
+ * index's engine (perm.h, PermEngine) and calls it through its table.  A
+ * scan with quals collects every match on its first call (the engine's
+ * radius scan) and hands the rows out in TID order, each once though
+ * several tables find it; a bitmap scan adds them to the bitmap.  Ordered
+ * scans (ORDER BY fp <-> q, and a scan with neither quals nor ORDER BY) are
+ * the engine's nearest-neighbour scan.  What both engines' scans share is
+ * here too: lists of TIDs, the rows without a code, the rows handed out.
  *
  * Every row is handed out for recheck of the quals: the executor applies
  * them on the row's own fingerprint (an index qual is leakproof wherever
@@ -16,8 +18,8 @@
  * an ordered scan is exact; the executor recomputes it too, except on a
  * table with row-level security for the caller, where it would run the
  * index expression on rows before their security quals (permtableknn.c).  An
- * exclusion constraint's check is decided here instead, since its operator has no
- * radius of its own (permconstraint.c).  The index's keys are
+ * exclusion constraint's check is decided by the engine instead, since its
+ * operator has no radius of its own (permconstraint.c).  The index's keys are
  * exact, so on a sound index the recheck changes nothing; on a damaged one
  * (a bit flipped in a stored key, which no page check can see) it turns a
  * wrong row into a missing one (README.perm, "Damaged indexes").
@@ -31,9 +33,9 @@
 
 #include "access/htup_details.h"
 #include "access/relscan.h"
-#include "common/hashfn.h"
 #include "access/xact.h"
 #include "catalog/pg_am.h"
+#include "common/hashfn.h"
 #include "nodes/tidbitmap.h"
 #include "pgstat.h"
 #include "utils/memutils.h"

@@ -80,7 +80,8 @@ PermCheckTidListSort(TidList *list)
  * the first (in TID order) that only one of them holds, *in_a whether a
  */
 bool
-PermCheckTidListsDiffer(const TidList *a, const TidList *b, uint64 *tid, bool *in_a)
+PermCheckTidListsDiffer(const TidList *a, const TidList *b, uint64 *tid,
+						bool *in_a)
 {
 	int64		i = 0,
 				j = 0;

@@ -94,12 +94,18 @@ typedef struct TableCheck
 /* permcheckrows.c */
 extern void PermCheckTidListAdd(TidList *list, ItemPointer tid);
 extern uint64 PermCheckTidListSort(TidList *list);
-extern bool PermCheckTidListsDiffer(const TidList *a, const TidList *b, uint64 *tid, bool *in_a);
-extern bool PermCheckTidListsShare(const TidList *a, const TidList *b, uint64 *tid);
-extern char *PermCheckHeapTidProblem(const HeapBounds *bounds, ItemPointer tid);
+extern bool PermCheckTidListsDiffer(const TidList *a, const TidList *b,
+									uint64 *tid, bool *in_a);
+extern bool PermCheckTidListsShare(const TidList *a, const TidList *b,
+								   uint64 *tid);
+extern char *PermCheckHeapTidProblem(const HeapBounds *bounds,
+									 ItemPointer tid);
 extern char *PermCheckLeavesHolding(Relation index, int table, uint64 tid);
 extern char *PermCheckStoreHolding(Relation index, uint64 tid);
-extern void PermCheckStore(Relation index, int64 entries0, const TidList *tids0, const HeapBounds *bounds, PermStoreRows *heap, ReturnSetInfo *rsinfo, MemoryContext outcxt);
+extern void PermCheckStore(Relation index, int64 entries0,
+						   const TidList *tids0, const HeapBounds *bounds,
+						   PermStoreRows *heap, ReturnSetInfo *rsinfo,
+						   MemoryContext outcxt);
 extern void PermCheckReadHeap(void *arg);
 
 

@@ -411,6 +411,16 @@ read_page(Relation index, PermState *state, BlockNumber blkno,
 	return buf;
 }
 
+/* PermReadPage, with the descriptor in hand */
+static Buffer
+read_linked_page(Relation index, PermState *state, BlockNumber from,
+				 BlockNumber blkno, int lockmode, int table, int level)
+{
+	check_link(index, state, from, blkno);
+	return read_page(index, state, blkno, recent_slot(state, blkno), lockmode,
+					 table, level);
+}
+
 /*
  * Read and lock the page at blkno, reached by a link from block `from`, and
  * check it as a page of `table` at `level` (-1: any level).  If the buffer
@@ -423,11 +433,8 @@ Buffer
 PermReadPage(Relation index, BlockNumber from, BlockNumber blkno,
 			 int lockmode, int table, int level)
 {
-	PermState  *state = PermGetState(index);
-
-	check_link(index, state, from, blkno);
-	return read_page(index, state, blkno, recent_slot(state, blkno),
-					 lockmode, table, level);
+	return read_linked_page(index, PermGetState(index), from, blkno, lockmode,
+							table, level);
 }
 
 /*
@@ -491,9 +498,7 @@ PermStepRight(Relation index, Buffer buf, int lockmode, int64 *steps)
 	UnlockReleaseBuffer(buf);
 	count_step(index, state, next, steps);
 	CHECK_FOR_INTERRUPTS();
-	check_link(index, state, from, next);
-	buf = read_page(index, state, next, recent_slot(state, next), lockmode,
-					table, level);
+	buf = read_linked_page(index, state, from, next, lockmode, table, level);
 	if (level == 0 && PermPageGetOpaque(BufferGetPage(buf))->lokey != hikey)
 		PermReportCorruption(index, next,
 							 psprintf("Its low key %016llX is not the high key %016llX of block %u, whose right-link leads here.",
