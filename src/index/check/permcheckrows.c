@@ -45,9 +45,9 @@
 #define ST_DEFINE
 #include "lib/sort_template.h"
 
-/* Add a heap TID to a list */
-void
-PermCheckTidListAdd(TidList *list, ItemPointer tid)
+/* Add a packed heap TID to a list */
+static void
+add_packed(TidList *list, uint64 tid)
 {
 	if (list->n == list->capacity)
 	{
@@ -56,7 +56,14 @@ PermCheckTidListAdd(TidList *list, ItemPointer tid)
 			repalloc_huge(list->tids, list->capacity * sizeof(uint64)) :
 			palloc_extended(list->capacity * sizeof(uint64), MCXT_ALLOC_HUGE);
 	}
-	list->tids[list->n++] = TID_PACK(tid);
+	list->tids[list->n++] = tid;
+}
+
+/* Add a heap TID to a list */
+void
+PermCheckTidListAdd(TidList *list, ItemPointer tid)
+{
+	add_packed(list, TID_PACK(tid));
 }
 
 /*
@@ -93,6 +100,58 @@ PermCheckTidListsDiffer(const TidList *a, const TidList *b, uint64 *tid,
 	*in_a = j == b->n || (i < a->n && a->tids[i] < b->tids[j]);
 	*tid = *in_a ? a->tids[i] : b->tids[j];
 	return true;
+}
+
+/* Add to out every TID that exactly one of two sorted lists holds */
+void
+PermCheckTidListsAddDifference(const TidList *a, const TidList *b,
+							   TidList *out)
+{
+	int64		i = 0,
+				j = 0;
+
+	while (i < a->n || j < b->n)
+	{
+		if (i < a->n && j < b->n && a->tids[i] == b->tids[j])
+			i++, j++;
+		else if (j == b->n || (i < a->n && a->tids[i] < b->tids[j]))
+			add_packed(out, a->tids[i++]);
+		else
+			add_packed(out, b->tids[j++]);
+	}
+}
+
+/*
+ * With heapallindexed: the TIDs that some of the index's tables (or its
+ * code store) hold and others lack, gathered by the comparisons with table
+ * 0.  None is a row of the table: every row was looked up in every table
+ * and in the store, and one missing from any of them is an error of its
+ * own (missing_row, PermCheckStore).  So each is an entry of a row that no
+ * snapshot sees, left by an insert that failed part-way (a row goes into
+ * the tables a WAL record at a time, perminsert.c) or by a VACUUM that
+ * stopped; queries never return such a row, and the next VACUUM removes
+ * the entries.  A sound index may hold them: they are counted, not
+ * reported as damage.
+ */
+void
+PermCheckNotePartialRows(Relation index, TidList *partial)
+{
+	int64		n = 0;
+	int64		i;
+
+	if (partial->n == 0)
+		return;
+	sort_tids(partial->tids, partial->n);
+	for (i = 0; i < partial->n; i++)
+		if (i == 0 || partial->tids[i] != partial->tids[i - 1])
+			n++;
+	ereport(NOTICE,
+			(errmsg_plural("index \"%s\" holds %lld heap TID in some of its tables only",
+						   "index \"%s\" holds %lld heap TIDs in some of its tables only",
+						   n, RelationGetRelationName(index), (long long) n),
+			 errdetail("None is a row the index must hold, so no query returns it: an insert that failed part-way, or a VACUUM that stopped, leaves such entries.  The first is (%u,%u).",
+					   TID_BLOCK(partial->tids[0]), TID_OFFSET(partial->tids[0])),
+			 errhint("VACUUM removes them.")));
 }
 
 /* Is there a TID that both sorted lists hold?  *tid is the first */
@@ -291,14 +350,16 @@ compare_store_rows(const void *a, const void *b)
  * heap TID within the table, no TID twice in the two chains; where it
  * keeps codes, as many as table 0 holds entries and exactly table 0's TIDs
  * (tids0, sorted); with heap rows, every row of the table is in the store
- * with its code (where it keeps codes) or as a row without a code.  Emits
+ * with its code (where it keeps codes) or as a row without a code, and
+ * the TIDs that the codes and table 0 do not share are no rows: they go
+ * into partial (PermCheckNotePartialRows), not into an error.  Emits
  * one row for the codes (table_no -1, where kept) and one for the rows
  * whose code is NULL (-2).
  */
 void
 PermCheckStore(Relation index, int64 entries0, const TidList *tids0,
 			const HeapBounds *bounds, PermStoreRows *heap,
-			ReturnSetInfo *rsinfo, MemoryContext outcxt)
+			TidList *partial, ReturnSetInfo *rsinfo, MemoryContext outcxt)
 {
 	PermStoreRows store = {0};
 	StoreWalk	walk = {0};
@@ -320,13 +381,13 @@ PermCheckStore(Relation index, int64 entries0, const TidList *tids0,
 					   collect_store_entry, &walk);
 	PermStoreCheck(index, true, &pages[1], &entries[1], collect_store_entry,
 				   &walk);
-	if (PermGetState(index)->has_codes && entries[0] != entries0)
+	if (PermGetState(index)->has_codes && entries[0] != entries0 && !partial)
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("index \"%s\" holds %lld codes in its code store but %lld entries in table 0",
 						RelationGetRelationName(index),
 						(long long) entries[0], (long long) entries0),
-				 errhint("An insert that failed part-way leaves entries in some tables only, until VACUUM removes them: VACUUM the table and check again.  Otherwise REINDEX the index.")));
+				 errhint(PERM_CHECK_PARTIAL_HINT)));
 
 	/* one entry a row, in one chain or the other */
 	for (c = 0; c < 2; c++)
@@ -345,8 +406,10 @@ PermCheckStore(Relation index, int64 entries0, const TidList *tids0,
 						   PermCheckStoreHolding(index, tid),
 						   PermCheckLeavesHolding(index, 0, tid)),
 				 errhint("Please REINDEX it.")));
-	if (PermGetState(index)->has_codes &&
-		PermCheckTidListsDiffer(&walk.tids[0], tids0, &tid, &in_store))
+	if (PermGetState(index)->has_codes && partial)
+		PermCheckTidListsAddDifference(&walk.tids[0], tids0, partial);
+	else if (PermGetState(index)->has_codes &&
+			 PermCheckTidListsDiffer(&walk.tids[0], tids0, &tid, &in_store))
 	{
 		if (in_store)
 			ereport(ERROR,
@@ -356,7 +419,7 @@ PermCheckStore(Relation index, int64 entries0, const TidList *tids0,
 							TID_BLOCK(tid), TID_OFFSET(tid)),
 					 errdetail("The store holds it at %s; it has as many codes as table 0 has entries, so it lacks one of table 0's rows.",
 							   PermCheckStoreHolding(index, tid)),
-					 errhint("Please REINDEX it.")));
+					 errhint(PERM_CHECK_PARTIAL_HINT)));
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("index \"%s\" holds heap TID (%u,%u) in table 0 but not in its code store",
@@ -364,7 +427,7 @@ PermCheckStore(Relation index, int64 entries0, const TidList *tids0,
 						TID_BLOCK(tid), TID_OFFSET(tid)),
 				 errdetail("Table 0 holds it at %s; the store has as many codes, so one of them is not a row of table 0.",
 						   PermCheckLeavesHolding(index, 0, tid)),
-				 errhint("Please REINDEX it.")));
+				 errhint(PERM_CHECK_PARTIAL_HINT)));
 	}
 	for (c = 0; c < 2; c++)
 		if (walk.tids[c].tids)

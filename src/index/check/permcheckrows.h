@@ -91,11 +91,25 @@ typedef struct TableCheck
 	int64		heap_next;		/* next heap key to find in the leaves */
 } TableCheck;
 
+/*
+ * The hint of an error that finds a heap TID in some of the index's tables
+ * (or its code store) only.  Such entries are what an insert that failed
+ * part-way, or a VACUUM that stopped, leaves of a row no snapshot sees;
+ * only the table can tell them from entries lost to damage, and the check
+ * reads it only with heapallindexed, which then counts them in a NOTICE
+ * instead (PermCheckNotePartialRows).
+ */
+#define PERM_CHECK_PARTIAL_HINT \
+	"An insert that failed part-way, or a VACUUM that stopped, leaves such entries of a row no query returns, and VACUUM removes them; simhash_perm_check with heapallindexed => true tells them from entries lost to damage.  If it fails too, REINDEX the index."
+
 /* permcheckrows.c */
 extern void PermCheckTidListAdd(TidList *list, ItemPointer tid);
 extern uint64 PermCheckTidListSort(TidList *list);
 extern bool PermCheckTidListsDiffer(const TidList *a, const TidList *b,
 									uint64 *tid, bool *in_a);
+extern void PermCheckTidListsAddDifference(const TidList *a,
+										   const TidList *b, TidList *out);
+extern void PermCheckNotePartialRows(Relation index, TidList *partial);
 extern bool PermCheckTidListsShare(const TidList *a, const TidList *b,
 								   uint64 *tid);
 extern char *PermCheckHeapTidProblem(const HeapBounds *bounds,
@@ -104,7 +118,8 @@ extern char *PermCheckLeavesHolding(Relation index, int table, uint64 tid);
 extern char *PermCheckStoreHolding(Relation index, uint64 tid);
 extern void PermCheckStore(Relation index, int64 entries0,
 						   const TidList *tids0, const HeapBounds *bounds,
-						   PermStoreRows *heap, ReturnSetInfo *rsinfo,
+						   PermStoreRows *heap, TidList *partial,
+						   ReturnSetInfo *rsinfo,
 						   MemoryContext outcxt);
 extern void PermCheckReadHeap(void *arg);
 
