@@ -19,10 +19,12 @@
 # Exactness: CHECK (50) radius-31 queries (near planted rows) and CHECK
 # nearest-ten queries (random codes), through each index against the
 # sequential scan.  The time of each tenth of the loaded run shows whether
-# a row costs more as the index grows.
+# a row costs more as the index grows.  Speed of queries: the same radius
+# and nearest-ten queries through each index, ROUNDS (5) rounds
+# alternating between them, the median of each reported with its ratio.
 # No assertion: a report, written to test/bench/results/bulk_ROWS.txt
 # (docs/reports/ keeps the runs quoted).  Environment: BATCH (10000),
-# CHECK (50), SHARED_BUFFERS (1GB).
+# CHECK (50), ROUNDS (5), SHARED_BUFFERS (1GB).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tools/common.sh
@@ -30,6 +32,7 @@ source tools/common.sh
 ROWS=${1:-1000000}
 BATCH=${BATCH:-10000}
 CHECK=${CHECK:-50}
+ROUNDS=${ROUNDS:-5}
 SHARED_BUFFERS=${SHARED_BUFFERS:-1GB}
 
 simhash_bench_start bulk "max_parallel_workers_per_gather = 0
@@ -117,7 +120,40 @@ SELECT count(*) FILTER (WHERE (l).near IS DISTINCT FROM near OR (l).knn IS DISTI
           FROM exact) e")
 read -r bad_loaded bad_plain nq <<<"$exact"
 
+# Speed: the same queries through each index, alternating rounds (an
+# index grown by inserts keeps an unsorted tail of recent entries in its
+# leaves, which every probe of the leaf reads whole: this is its price)
+q -c "
+CREATE FUNCTION timed(tab text, kind text) RETURNS numeric LANGUAGE plpgsql AS \$\$
+DECLARE t0 timestamptz; qc bit(256); n bigint;
+BEGIN
+  PERFORM set_config('enable_seqscan', 'off', true);
+  PERFORM set_config('enable_sort', 'off', true);
+  t0 := clock_timestamp();
+  FOR qc IN SELECT code FROM bench_q WHERE (kind = 'near') = (qid < 200) LOOP
+    IF kind = 'near' THEN
+      EXECUTE format('SELECT count(*) FROM %I WHERE hamming_near(code, \$1, 31)', tab) INTO n USING qc;
+    ELSE
+      EXECUTE format('SELECT count(*) FROM (SELECT 1 FROM %I ORDER BY code <-> \$1 LIMIT 10) s', tab) INTO n USING qc;
+    END IF;
+  END LOOP;
+  RETURN extract(epoch FROM clock_timestamp() - t0) * 1000 / $CHECK;
+END \$\$;"
+median() { sort -n | awk '{ v[NR] = $1 } END { printf "%.2f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+for kind in near knn; do
+	for ((r = 0; r < ROUNDS; r++)); do
+		q -At -c "SELECT timed('loaded', '$kind')" >>"$WORK/q_loaded_$kind"
+		q -At -c "SELECT timed('plain', '$kind')" >>"$WORK/q_plain_$kind"
+	done
+done
+
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1fx", a / b }'; }
+qline() {
+	local l p
+	l=$(median <"$WORK/q_loaded_$1")
+	p=$(median <"$WORK/q_plain_$1")
+	echo "$2: $l ms a query through the loaded index, $p ms through the built one: $(ratio "$l" "$p")"
+}
 {
 	echo "bulk_bench: $ROWS bit(256) codes (1% planted at 0..31) loaded by INSERT ... SELECT, $BATCH rows a statement"
 	echo "$("$PG_CONFIG" --version); commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown); $(nproc) cores; shared_buffers $SHARED_BUFFERS, fsync off"
@@ -133,6 +169,11 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1fx", a / b }'; }
 	echo "index loaded: $(size loaded_perm) MB, $(layout loaded_perm); simhash_perm_check: $check"
 	echo "index built:  $(size plain_perm) MB, $(layout plain_perm)"
 	echo "exact, $nq queries (radius 31 near planted rows, LIMIT 10 of random codes) against the sequential scan: mismatches $bad_loaded (loaded), $bad_plain (built)"
+	echo
+	echo "queries, median of $ROUNDS rounds alternating between the indexes, $CHECK queries a round:"
+	qline near "  radius 31 near planted rows"
+	qline knn "  nearest 10 of random codes  "
+	echo "  (leaves of the loaded index keep unsorted tails of up to $(sed -n 's/^#define PERM_LEAF_TAIL_MAX[[:space:]]*//p' src/index/perm.h) entries, which each probe reads whole)"
 	echo
 	echo "total: $(($(date +%s) - t0)) s"
 } | tee "$REPORT"
