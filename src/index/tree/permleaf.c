@@ -48,6 +48,18 @@
 
 #include "index/tree/permleaf.h"
 
+/*
+ * A leaf's tail, sorted by the order of the sorted part.  Insertion would
+ * do for a short tail, but a tail of PERM_LEAF_TAIL_MAX (128) random keys
+ * takes some four thousand moves that way.
+ */
+#define ST_SORT sort_tail
+#define ST_ELEMENT_TYPE KeyTid
+#define ST_COMPARE(a, b) PermCompareKeys(a, b)
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
+
 /* simhash.write_old_leaf_format (permhandler.c): for tests of older indexes */
 bool		perm_write_old_leaf_format = false;
 
@@ -300,8 +312,8 @@ read_all(Page page, KeyTid *out)
 /*
  * Put keys[0..n) in key order, given that keys[0..nsorted) already are and
  * that the rest (an unsorted tail, at most PERM_LEAF_TAIL_MAX + 1 entries)
- * are not: the tail is sorted by insertion and merged in from the back, in
- * time linear in n, where sorting the whole would cost n log n compares.
+ * are not: the tail is sorted alone and merged in from the back, in time
+ * linear in n, where sorting the whole would cost n log n compares.
  */
 static void
 merge_tail(KeyTid *keys, int nsorted, int n)
@@ -310,22 +322,11 @@ merge_tail(KeyTid *keys, int nsorted, int n)
 	int			nt = n - nsorted;
 	int			a,
 				b,
-				k,
-				i;
+				k;
 
 	Assert(nt >= 0 && nt <= PERM_LEAF_TAIL_MAX + 1);
-	for (i = 0; i < nt; i++)
-	{
-		KeyTid		e = keys[nsorted + i];
-		int			j = i;
-
-		while (j > 0 && PermCompareKeys(&tail[j - 1], &e) > 0)
-		{
-			tail[j] = tail[j - 1];
-			j--;
-		}
-		tail[j] = e;
-	}
+	memcpy(tail, keys + nsorted, nt * sizeof(KeyTid));
+	sort_tail(tail, nt);
 	a = nsorted - 1;
 	b = nt - 1;
 	for (k = n - 1; b >= 0; k--)
