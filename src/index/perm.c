@@ -486,9 +486,9 @@ PermReadMetaPage(Relation index, int lockmode)
  * reaches target_level, else the current one from the metapage.
  */
 BlockNumber
-PermGetRoot(Relation index, int table, int target_level, int *level)
+PermGetRoot(Relation index, PermState *state, int table, int target_level,
+			int *level)
 {
-	PermState  *state = PermGetState(index);
 	Buffer		buf;
 	PermMetaPage meta;
 

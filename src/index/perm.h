@@ -479,6 +479,12 @@ typedef struct PermEngine
 {
 	const char *name;
 
+	/*
+	 * the scan's keys in the engine's form (PermScanOpaqueData), at every
+	 * rescan, in the scan's memory context
+	 */
+	void		(*prepare) (IndexScanDesc scan);
+
 	/* a row's key in every table (insert); false: none, a NULL tenant */
 	bool		(*row_keys) (Relation index, PermState *state,
 							 const Datum *values, const bool *isnull,
@@ -573,7 +579,7 @@ extern void PermInit(void);
 
 /* perm.c: the descriptor and the metapage */
 extern Buffer PermReadMetaPage(Relation index, int lockmode);
-extern BlockNumber PermGetRoot(Relation index, int table, int target_level,
+extern BlockNumber PermGetRoot(Relation index, PermState *state, int table, int target_level,
 							   int *level);
 extern void PermMetaSnapshot(Relation index, PermTable *tables, int *ntables);
 extern bool PermMetaGetGrowth(Page metapage, PermMetaGrowth *growth);
@@ -605,8 +611,8 @@ extern PGDLLEXPORT void simhash_perm_build_worker(struct dsm_segment *seg,
 /* permbuildparallel.c */
 typedef struct PermParallel PermParallel;
 typedef struct PermStoreBuild PermStoreBuild;	/* permwidestore.c */
-extern bool PermStoreFindCode(Relation index, ItemPointer tid, char *words);
-extern VarBit *PermStoreCodeBits(Relation index, ItemPointer tid);
+extern bool PermStoreFindCode(Relation index, PermState *state, ItemPointer tid, char *words);
+extern VarBit *PermStoreCodeBits(Relation index, PermState *state, ItemPointer tid);
 
 /* permstore.c */
 struct SimhashVoter;
@@ -684,7 +690,7 @@ typedef struct PermRowReader
 } PermRowReader;
 
 pg_noreturn extern void PermNearDupOutsideConstraint(bool codes);
-extern bool PermScanIsConstraintCheck(IndexScanDesc scan);
+extern bool PermScanIsConstraintCheck(IndexScanDesc scan, PermState *state);
 extern int	PermConstraintRadius(IndexScanDesc scan, PermState *state);
 extern PermRowReader *PermRowReaderBegin(Relation heap, Relation index);
 extern bool PermRowReaderFetchValues(PermRowReader *reader, ItemPointer tid,
@@ -746,7 +752,7 @@ extern void PermStoreBuildWrite(PermStoreBuild *sb, Relation index,
 								ForkNumber fork, int width,
 								PermMetaStore *store);
 extern void PermStoreBuildEnd(PermStoreBuild *sb);
-extern void PermStoreAppend(Relation index, ItemPointer tid,
+extern void PermStoreAppend(Relation index, PermState *state, ItemPointer tid,
 							const VarBit *code);
 extern void PermStoreReadRowsWithoutCode(Relation index,
 										 BufferAccessStrategy strategy,
@@ -755,7 +761,7 @@ extern void PermStoreReadRowsWithoutCode(Relation index,
 extern void PermStoreVacuum(Relation index, BufferAccessStrategy strategy,
 							IndexBulkDeleteCallback callback,
 							void *callback_state);
-extern Buffer PermStoreReadPage(Relation index, BlockNumber from,
+extern Buffer PermStoreReadPage(Relation index, PermState *state, BlockNumber from,
 								BlockNumber blkno, bool nulls, int lockmode,
 								BufferAccessStrategy strategy);
 extern void PermStoreCheck(Relation index, bool nulls, int64 *pages,
@@ -766,16 +772,16 @@ extern void PermStoreCheck(Relation index, bool nulls, int64 *pages,
 						   void *arg);
 
 /* permdescend.c */
-extern double PermProbePages(Relation index, int table, int root_level);
-extern Buffer PermLeftmostPage(Relation index, int table, int target_level);
-extern void PermPrefetchLeaf(Relation index, int table, const KeyTid *key);
-extern Buffer PermDescend(Relation index, int table, const KeyTid *key,
+extern double PermProbePages(Relation index, PermState *state, int table, int root_level);
+extern Buffer PermLeftmostPage(Relation index, PermState *state, int table, int target_level);
+extern void PermPrefetchLeaf(Relation index, PermState *state, int table, const KeyTid *key);
+extern Buffer PermDescend(Relation index, PermState *state, int table, const KeyTid *key,
 						  int target_level, int lockmode);
-extern void PermProbeRange(Relation index, int table, uint64 lo, uint64 hi,
+extern void PermProbeRange(Relation index, PermState *state, int table, uint64 lo, uint64 hi,
 						   uint64 query_key, uint16 query_extra,
 						   int max_distance, PermMatchCallback callback,
 						   void *arg, PermPinList *pins);
-extern void PermProbeRanges(Relation index, int table, const uint64 *lo, int n,
+extern void PermProbeRanges(Relation index, PermState *state, int table, const uint64 *lo, int n,
 							uint64 low_mask, uint64 query_key,
 							uint16 query_extra, int max_distance,
 							PermMatchCallback callback, void *arg,
@@ -788,15 +794,15 @@ pg_noreturn extern void PermReportCorruption(Relation index, BlockNumber blkno,
 extern const KeyTid PermMinKey;
 extern PermPageOpaque PermCheckPageHeader(Relation index, Buffer buf,
 										  const char *what);
-extern void PermCheckPage(Relation index, Buffer buf, int table, int level);
-extern Buffer PermReadPageRecent(Relation index, BlockNumber blkno,
+extern void PermCheckPage(Relation index, PermState *state, Buffer buf, int table, int level);
+extern Buffer PermReadPageRecent(Relation index, PermState *state, BlockNumber blkno,
 								 Buffer *recent, int lockmode, int table,
 								 int level);
-extern Buffer PermReadPage(Relation index, BlockNumber from, BlockNumber blkno,
+extern Buffer PermReadPage(Relation index, PermState *state, BlockNumber from, BlockNumber blkno,
 						   int lockmode, int table, int level);
-extern Buffer PermStepRight(Relation index, Buffer buf, int lockmode,
+extern Buffer PermStepRight(Relation index, PermState *state, Buffer buf, int lockmode,
 							int64 *steps);
-extern void PermCountStep(Relation index, BlockNumber blkno, int64 *steps);
+extern void PermCountStep(Relation index, PermState *state, BlockNumber blkno, int64 *steps);
 extern void PermInitPage(Page page, uint16 flags, uint16 table, uint16 level);
 extern Buffer PermNewBuffer(Relation index, ForkNumber forknum);
 extern void PermReadInternalEntry(Page page, int i, KeyTid *out,
@@ -815,14 +821,14 @@ extern double PermLayoutPageCount(Relation index);
 
 
 /* permwidescan.c */
-extern void PermWideProbeTenant(Relation index, int t, uint64 tenant,
+extern void PermWideProbeTenant(Relation index, PermState *state, int t, uint64 tenant,
 								uint64 key, uint16 extra, int radius,
 								PermMatchCallback callback, void *arg,
 								PermPinList *pins);
 extern int	PermWideTenantNextTable(const PermLayout *layout, int t,
 									int *rest);
 extern int	PermWideTenantTables(const PermLayout *layout);
-extern void PermWideTenantDistances(Relation index, uint64 tenant,
+extern void PermWideTenantDistances(Relation index, PermState *state, uint64 tenant,
 									const uint64 *keys, const uint16 *extras,
 									double rows, MemoryContext tmp,
 									void (*callback) (void *arg,

@@ -97,9 +97,9 @@ simhash_near_duplicate(PG_FUNCTION_ARGS)
  * with ~= under a dirty snapshot.
  */
 bool
-PermScanIsConstraintCheck(IndexScanDesc scan)
+PermScanIsConstraintCheck(IndexScanDesc scan, PermState *state)
 {
-	int			code = PermGetState(scan->indexRelation)->code_column;
+	int			code = state->code_column;
 
 	return scan->xs_snapshot->snapshot_type == SNAPSHOT_DIRTY &&
 		scan->numberOfKeys == code + 1 && scan->numberOfOrderBys == 0 &&

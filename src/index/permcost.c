@@ -425,10 +425,10 @@ permcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 		 * largest.
 		 */
 		if (path->indexorderbys == NIL)
-			probe_pages += probes * PermProbePages(rel, t, tables[t].root_level);
+			probe_pages += probes * PermProbePages(rel, state, t, tables[t].root_level);
 		else if (ring > 0 && (t == ring_tables - 1 || !PermRingsByTable(layout)))
 			probe_pages += (probes - simhash_count_within(p, ring - 1)) *
-				PermProbePages(rel, t, tables[t].root_level);
+				PermProbePages(rel, state, t, tables[t].root_level);
 	}
 	index_close(rel, NoLock);
 
@@ -549,7 +549,8 @@ count_leaf_pairs(uint64 *keys, int n, int p, int k, double *count)
 void
 PermSampleNearPairs(Relation index, int k, double *pairs)
 {
-	PermLayout *layout = &PermGetState(index)->layout;
+	PermState  *state = PermGetState(index);
+	PermLayout *layout = &state->layout;
 	BlockNumber first;
 	uint16		layout_flag;
 	BlockNumber nblocks = PermLayoutBlocks(index, &first, &layout_flag);
@@ -567,10 +568,8 @@ PermSampleNearPairs(Relation index, int k, double *pairs)
 		BlockNumber blkno = first + (BlockNumber) ((i + 0.5) * (nblocks - first) / npages);
 		Buffer		buf;
 		Page		page;
-		PermLeafKeys lk;
 		int			n = 0,
-					table = 0,
-					j;
+					table = 0;
 
 		CHECK_FOR_INTERRUPTS();
 		buf = ReadBuffer(index, blkno);
@@ -579,16 +578,13 @@ PermSampleNearPairs(Relation index, int k, double *pairs)
 		/* a page added by an insert that did not finish holds nothing */
 		if (!PageIsNew(page) && !PermPageIsStore(index, buf))
 		{
-			PermCheckPage(index, buf, -1, -1);
+			PermCheckPage(index, state, buf, -1, -1);
 			/* a page of the current layout's trees only (permgrow.c) */
 			if (PermPageIsLeaf(page) &&
 				(PermPageGetOpaque(page)->flags & PERM_ODD_LAYOUT) == layout_flag)
 			{
-				n = PermPageGetOpaque(page)->nentries;
 				table = PermPageGetOpaque(page)->table;
-				PermLeafKeysInit(&lk, page);
-				for (j = 0; j < n; j++)
-					keys[j] = PermLeafKeyAt(&lk, j);
+				n = PermLeafReadKeys(page, keys);
 			}
 		}
 		UnlockReleaseBuffer(buf);

@@ -145,15 +145,15 @@ apply_fragments(Page page, const char *delta, int len)
  * the record.
  */
 static void
-leaves_append_logged(Relation index, int n, LeafAppend *las, const KeyTid *keys)
+leaves_append_logged(Relation index, PermState *state, int n,
+					 LeafAppend *las, const KeyTid *keys)
 {
-	PermState  *state = PermGetState(index);
 	bool		needwal = RelationNeedsWAL(index);
 	int			lens[MAX_GENERIC_XLOG_PAGES];
 	int			i;
 
 	if (state->append_scratch == NULL)
-		state->append_scratch = MemoryContextAlloc(PermGetState(index)->cxt,
+		state->append_scratch = MemoryContextAlloc(state->cxt,
 												   sizeof(PermAppendScratch));
 
 	for (i = 0; i < n; i++)
@@ -374,7 +374,7 @@ make_new_root(Page newroot, BlockNumber rootblk, Page metapage, int table,
 	meta->tables[table].root_level = level + 1;
 }
 
-static void complete_split(Relation index, int table, Buffer buf,
+static void complete_split(Relation index, PermState *state, int table, Buffer buf,
 						   const KeyTid *sep, BlockNumber rblkno,
 						   bool maybe_done);
 
@@ -384,7 +384,7 @@ static void complete_split(Relation index, int table, Buffer buf,
  * new page to the parent, unless a new root was made.
  */
 static void
-split_and_add(Relation index, int table, Buffer buf, const KeyTid *key,
+split_and_add(Relation index, PermState *state, int table, Buffer buf, const KeyTid *key,
 			  BlockNumber child)
 {
 	PermPageOpaque opaque = PermPageGetOpaque(BufferGetPage(buf));
@@ -458,20 +458,20 @@ split_and_add(Relation index, int table, Buffer buf, const KeyTid *key,
 	 * The left page stays locked while the downlink goes in, so no one else
 	 * can split it meanwhile (the flag then still describes this split).
 	 */
-	complete_split(index, table, buf, &sep, rblkno, false);
+	complete_split(index, state, table, buf, &sep, rblkno, false);
 	UnlockReleaseBuffer(buf);
 }
 
 /* Add a downlink to the locked internal page in buf, splitting if full */
 static void
-add_to_internal(Relation index, int table, Buffer buf, const KeyTid *key,
+add_to_internal(Relation index, PermState *state, int table, Buffer buf, const KeyTid *key,
 				BlockNumber child)
 {
 	GenericXLogState *xlog;
 
 	if (PermPageGetOpaque(BufferGetPage(buf))->nentries >= PERM_INTERNAL_CAPACITY)
 	{
-		split_and_add(index, table, buf, key, child);
+		split_and_add(index, state, table, buf, key, child);
 		return;
 	}
 	xlog = GenericXLogStart(index);
@@ -504,9 +504,9 @@ has_downlink(Page page, BlockNumber child)
  * finished its own incomplete split first if it has one.
  */
 static Buffer
-descend_for_insert(Relation index, int table, const KeyTid *key, int level)
+descend_for_insert(Relation index, PermState *state, int table, const KeyTid *key, int level)
 {
-	Buffer		buf = PermDescend(index, table, key, level, BUFFER_LOCK_EXCLUSIVE);
+	Buffer		buf = PermDescend(index, state, table, key, level, BUFFER_LOCK_EXCLUSIVE);
 	PermPageOpaque opaque = PermPageGetOpaque(BufferGetPage(buf));
 
 	if (opaque->flags & PERM_INCOMPLETE_SPLIT)
@@ -515,7 +515,7 @@ descend_for_insert(Relation index, int table, const KeyTid *key, int level)
 
 		sep.key = opaque->hikey;
 		sep.tid = opaque->hikey_tid;
-		complete_split(index, table, buf, &sep, opaque->rightlink, true);
+		complete_split(index, state, table, buf, &sep, opaque->rightlink, true);
 	}
 	return buf;
 }
@@ -528,17 +528,17 @@ descend_for_insert(Relation index, int table, const KeyTid *key, int level)
  * the downlink present (maybe_done) and only clears the flag.
  */
 static void
-complete_split(Relation index, int table, Buffer buf, const KeyTid *sep,
+complete_split(Relation index, PermState *state, int table, Buffer buf, const KeyTid *sep,
 			   BlockNumber rblkno, bool maybe_done)
 {
 	int			level = PermPageGetOpaque(BufferGetPage(buf))->level;
-	Buffer		pbuf = descend_for_insert(index, table, sep, level + 1);
+	Buffer		pbuf = descend_for_insert(index, state, table, sep, level + 1);
 	GenericXLogState *xlog;
 
 	if (maybe_done && has_downlink(BufferGetPage(pbuf), rblkno))
 		UnlockReleaseBuffer(pbuf);
 	else
-		add_to_internal(index, table, pbuf, sep, rblkno);
+		add_to_internal(index, state, table, pbuf, sep, rblkno);
 
 	xlog = GenericXLogStart(index);
 	PermPageGetOpaque(GenericXLogRegisterBuffer(xlog, buf, 0))->flags &=
@@ -548,20 +548,20 @@ complete_split(Relation index, int table, Buffer buf, const KeyTid *sep,
 
 /* Insert one (permuted key, TID) entry into a table */
 static void
-insert_entry(Relation index, int table, const KeyTid *key)
+insert_entry(Relation index, PermState *state, int table, const KeyTid *key)
 {
-	Buffer		buf = descend_for_insert(index, table, key, 0);
+	Buffer		buf = descend_for_insert(index, state, table, key, 0);
 
 	if (PermLeafHasRoom(BufferGetPage(buf), key))
 	{
 		LeafAppend	la;
 
 		la.buf = buf;
-		leaves_append_logged(index, 1, &la, key);
+		leaves_append_logged(index, state, 1, &la, key);
 		UnlockReleaseBuffer(buf);
 	}
 	else
-		split_and_add(index, table, buf, key, InvalidBlockNumber);
+		split_and_add(index, state, table, buf, key, InvalidBlockNumber);
 }
 
 /*
@@ -572,14 +572,15 @@ insert_entry(Relation index, int table, const KeyTid *key)
  * needed.
  */
 static void
-insert_row(Relation index, int ntables, const KeyTid *keys)
+insert_row(Relation index, PermState *state, const KeyTid *keys)
 {
+	int			ntables = state->layout.ntables;
 	int			first;
 	int			t;
 
 	/* every table's leaf on its way into the CPU's caches at once */
 	for (t = 0; t < ntables; t++)
-		PermPrefetchLeaf(index, t, &keys[t]);
+		PermPrefetchLeaf(index, state, t, &keys[t]);
 
 	for (first = 0; first < ntables; first += MAX_GENERIC_XLOG_PAGES)
 	{
@@ -591,7 +592,7 @@ insert_row(Relation index, int ntables, const KeyTid *keys)
 
 		for (locked = 0; locked < n && room; locked++)
 		{
-			bufs[locked] = PermDescend(index, first + locked, &keys[first + locked],
+			bufs[locked] = PermDescend(index, state, first + locked, &keys[first + locked],
 									   0, BUFFER_LOCK_EXCLUSIVE);
 			/* a full leaf, or one with a split to finish: one by one */
 			room = PermLeafHasRoom(BufferGetPage(bufs[locked]),
@@ -606,7 +607,7 @@ insert_row(Relation index, int ntables, const KeyTid *keys)
 
 			for (i = 0; i < n; i++)
 				las[i].buf = bufs[i];
-			leaves_append_logged(index, n, las, &keys[first]);
+			leaves_append_logged(index, state, n, las, &keys[first]);
 			for (i = 0; i < n; i++)
 				UnlockReleaseBuffer(bufs[i]);
 		}
@@ -615,7 +616,7 @@ insert_row(Relation index, int ntables, const KeyTid *keys)
 			for (i = 0; i < locked; i++)
 				UnlockReleaseBuffer(bufs[i]);
 			for (i = 0; i < n; i++)
-				insert_entry(index, first + i, &keys[first + i]);
+				insert_entry(index, state, first + i, &keys[first + i]);
 		}
 	}
 }
@@ -641,7 +642,7 @@ PermInsert(const PermEngine *engine, Relation index, Datum *values,
 		/* the trees hold no NULL code; the store lists its row */
 		if (state->has_store &&
 			!PermTenantValuesNull(index, isnull))
-			PermStoreAppend(index, ht_ctid, NULL);
+			PermStoreAppend(index, state, ht_ctid, NULL);
 		return false;
 	}
 
@@ -658,8 +659,8 @@ PermInsert(const PermEngine *engine, Relation index, Datum *values,
 	 * row in a table then finds its code in the store (PermStoreFindCode)
 	 */
 	if (state->has_codes)
-		PermStoreAppend(index, ht_ctid,
+		PermStoreAppend(index, state, ht_ctid,
 						DatumGetVarBitP(values[state->code_column]));
-	insert_row(index, state->layout.ntables, keys);
+	insert_row(index, state, keys);
 	return false;
 }

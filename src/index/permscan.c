@@ -131,6 +131,7 @@ permrescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys,
 	PermScanOpaque so = (PermScanOpaque) scan->opaque;
 	MemoryContext cxt = so->cxt;
 	const PermEngine *engine = so->engine;
+	MemoryContext old;
 
 	if (keys && scan->numberOfKeys > 0)
 		memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
@@ -142,6 +143,16 @@ permrescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys,
 	memset(so, 0, sizeof(*so));
 	so->cxt = cxt;
 	so->engine = engine;
+
+	/*
+	 * A call that holds the descriptor finishes with it, as with a snapshot
+	 * (perm.c, "The per-index state and its lifetime"); a scan is such a
+	 * call, from one rescan to the next, within one transaction.
+	 */
+	so->state = PermGetState(scan->indexRelation);
+	old = MemoryContextSwitchTo(cxt);
+	engine->prepare(scan);
+	MemoryContextSwitchTo(old);
 }
 
 /* Callback of a search: remember the TID */
@@ -254,7 +265,7 @@ gettuple(IndexScanDesc scan, PermScanOpaque so)
 			 * until it ends, as nbtree keeps its page (README.perm,
 			 * "Exclusion constraints").
 			 */
-			if (!PermScanIsConstraintCheck(scan))
+			if (!PermScanIsConstraintCheck(scan, so->state))
 				elog(ERROR, "simhash_perm index scans require an MVCC snapshot");
 			so->keep_pins = true;
 			so->pins.cxt = so->cxt;
@@ -313,19 +324,19 @@ int64
 permgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 {
 	PermScanOpaque so = (PermScanOpaque) scan->opaque;
+	PermState  *state = so->state;
 	BitmapState bs;
 
 	bs.tbm = tbm;
 	bs.ntids = 0;
-	if (scan->numberOfKeys == 0 &&
-		PermGetState(scan->indexRelation)->layout.tenants == 0)
+	if (scan->numberOfKeys == 0 && state->layout.tenants == 0)
 	{
 		/*
 		 * No qual: every row, the NULL ones included.  Every row has one
 		 * entry in each table, so the whole of table 0 is every row with a
 		 * code, whichever the engine.
 		 */
-		PermProbeRange(scan->indexRelation, 0, 0, PG_UINT64_MAX, 0, 0,
+		PermProbeRange(scan->indexRelation, state, 0, 0, PG_UINT64_MAX, 0, 0,
 					   PERM_MAX_HAMMING, add_to_bitmap, &bs, NULL);
 		PermScanReadNullRows(scan, so);
 		tbm_add_tuples(tbm, so->nulls.tids, (int) so->nulls.n, true);

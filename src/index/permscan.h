@@ -38,10 +38,35 @@ typedef struct PermQuery
 #define PERM_MAX_HAMMING	64
 #define PERM_NDISTANCES		(PERM_MAX_HAMMING + 1)
 
+/* A scan's qual on a bit(n) code: rows within radius of code */
+typedef struct PermWideQual
+{
+	VarBit	   *code;
+	int			radius;
+} PermWideQual;
+
 typedef struct PermScanOpaqueData
 {
 	MemoryContext cxt;			/* holds the match lists, reset on rescan */
 	const PermEngine *engine;	/* the index's (PermState.engine) */
+	PermState  *state;			/* the index's descriptor, as the scan
+								 * (re)started: the engines read it, and
+								 * ask the relation nothing */
+
+	/*
+	 * The scan's keys in the engine's form, prepared at every rescan (as
+	 * spgrescan prepares its keys), so that gettuple and getbitmap read
+	 * what the query asks without decoding it: the quals on the code (the
+	 * 64-bit tables: permuted for every table; bit(n) substrings: as bit
+	 * strings), and within a tenant the bits of its leading values.
+	 */
+	bool		qual_null;		/* a qual's value is NULL: nothing matches */
+	PermQuery  *quals;			/* the tables' quals (nquals of them) */
+	PermWideQual *wide_quals;	/* the substrings' quals on the code */
+	int			nquals;
+	bool		tenant_known;	/* an equality on every leading column */
+	bool		tenant_none;	/* one that no row can satisfy */
+	uint64		tenant;			/* their hash's bits (PermScanTenantBits) */
 	bool		searched;
 
 	/*
@@ -95,6 +120,7 @@ typedef PermScanOpaqueData *PermScanOpaque;
 /* State of one search, shared with the probe callback */
 typedef struct PermSearchState
 {
+	PermState  *state;			/* the index's descriptor */
 	PermQuery  *queries;		/* queries[0] drives the probes */
 	int			nqueries;
 	int			table;			/* table being probed */
@@ -142,20 +168,14 @@ typedef struct PrefixList
 	int64		n;
 } PrefixList;
 
-/* A scan's qual on a bit(n) code: rows within radius of code */
-typedef struct PermWideQual
-{
-	VarBit	   *code;
-	int			radius;
-} PermWideQual;
-
 /* permwideknn.c */
 extern bool PermWideKnnGettuple(IndexScanDesc scan);
 extern void PermWideEndScan(IndexScanDesc scan);
 
 /* permwidestore.c */
 typedef struct PermStoreScan PermStoreScan;
-extern PermStoreScan *PermStoreScanBegin(Relation index, const VarBit *center,
+extern PermStoreScan *PermStoreScanBegin(Relation index, PermState *state,
+										 const VarBit *center,
 										 const PermWideQual *quals, int nquals,
 										 int from, int cap,
 										 const ItemPointerData *handed,
@@ -164,7 +184,8 @@ extern bool PermStoreScanNext(PermStoreScan *ss, ItemPointer tid,
 							  int *distance);
 extern void PermRefuseScanWithoutTenant(Relation index);
 extern uint64 PermEqualityValue(ScanKey sk);
-extern void PermSearchConstraint(Relation index, uint64 center, int radius,
+extern void PermSearchConstraint(Relation index, PermState *state,
+								 uint64 center, int radius,
 								 PermTidList *found, PermPinList *pins);
 extern void PermTidListAddRowsWithoutCode(Relation index, PermTidList *list,
 										  MemoryContext cxt,
@@ -175,7 +196,7 @@ extern void PermStoreScanNulls(PermStoreScan *ss, PermTidList *nulls,
 /* permwidescan.c */
 extern void PermWideSearch(IndexScanDesc scan, PermMatchCallback callback,
 						   void *arg, PermPinList *pins);
-extern int	PermWideScanQuals(IndexScanDesc scan, const PermLayout *layout,
+extern int	PermWideScanQuals(IndexScanDesc scan, PermState *state,
 							  PermWideQual *quals);
 extern double PermWideTableLeaves(Relation index, int m);
 

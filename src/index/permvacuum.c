@@ -75,7 +75,8 @@ typedef struct PermSkew
 static void
 measure_skew(Relation index, int table, int prefix_bits, PermSkew *skew)
 {
-	Buffer		buf = PermLeftmostPage(index, table, 1);
+	PermState  *state = PermGetState(index);
+	Buffer		buf = PermLeftmostPage(index, state, table, 1);
 	int64		steps = 0;
 	int64		run = 0;
 	bool		run_one_key = true;
@@ -116,7 +117,7 @@ measure_skew(Relation index, int table, int prefix_bits, PermSkew *skew)
 		}
 		if (PermPageIsRightmost(page))
 			break;
-		buf = PermStepRight(index, buf, BUFFER_LOCK_SHARE, &steps);
+		buf = PermStepRight(index, state, buf, BUFFER_LOCK_SHARE, &steps);
 	}
 	UnlockReleaseBuffer(buf);
 }
@@ -145,7 +146,7 @@ report_skew(Relation index)
 		PermSkew	skew;
 		int			level;
 
-		(void) PermGetRoot(index, t, 1, &level);
+		(void) PermGetRoot(index, state, t, 1, &level);
 		if (level < 1)
 			continue;			/* a table of one leaf */
 		measure_skew(index, t, state->layout.prefix_bits[t], &skew);
@@ -219,6 +220,7 @@ vacuum_scan(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			IndexBulkDeleteCallback callback, void *callback_state)
 {
 	Relation	index = info->index;
+	PermState  *state = PermGetState(index);
 	BlockNumber blkno;
 	uint16		layout_flag;
 	BlockNumber nblocks;
@@ -277,7 +279,7 @@ vacuum_scan(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 				UnlockReleaseBuffer(buf);
 				continue;
 			}
-			PermCheckPage(index, buf, -1, -1);
+			PermCheckPage(index, state, buf, -1, -1);
 			if ((PermPageGetOpaque(page)->flags & PERM_ODD_LAYOUT) != layout_flag)
 			{
 				UnlockReleaseBuffer(buf);

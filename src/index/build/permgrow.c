@@ -232,7 +232,7 @@ collect_rows(Relation index, PermState *state, RecStore *rows,
 		inv[63 - state->layout.bits[0][j]] = 63 - j;
 	PermMakePermutation(inv, inverse);
 
-	buf = PermLeftmostPage(index, 0, 0);
+	buf = PermLeftmostPage(index, state, 0, 0);
 	for (;;)
 	{
 		Page		page = BufferGetPage(buf);
@@ -256,7 +256,7 @@ collect_rows(Relation index, PermState *state, RecStore *rows,
 		}
 		if (PermPageIsRightmost(page))
 			break;
-		buf = PermStepRight(index, buf, BUFFER_LOCK_SHARE, &steps);
+		buf = PermStepRight(index, state, buf, BUFFER_LOCK_SHARE, &steps);
 	}
 	UnlockReleaseBuffer(buf);
 	SimhashVoterAddBatch(votes, batch, nbatch);
@@ -283,11 +283,11 @@ same_layout(const PermLayout *a, const PermLayout *b)
 
 /* The entries of table 0: every row of the index, dead ones included */
 static int64
-count_rows(Relation index)
+count_rows(Relation index, PermState *state)
 {
 	int64		n = 0;
 	int64		steps = 0;
-	Buffer		buf = PermLeftmostPage(index, 0, 0);
+	Buffer		buf = PermLeftmostPage(index, state, 0, 0);
 
 	for (;;)
 	{
@@ -296,7 +296,7 @@ count_rows(Relation index)
 		n += PermPageGetOpaque(page)->nentries;
 		if (PermPageIsRightmost(page))
 			break;
-		buf = PermStepRight(index, buf, BUFFER_LOCK_SHARE, &steps);
+		buf = PermStepRight(index, state, buf, BUFFER_LOCK_SHARE, &steps);
 	}
 	UnlockReleaseBuffer(buf);
 	return n;
@@ -332,8 +332,9 @@ unpack_substring(const KeyTid *rec)
  * below the tenant's hash)
  */
 static void
-collect_substrings(Relation index, const PermLayout *layout, RunSort *rs)
+collect_substrings(Relation index, PermState *state, RunSort *rs)
 {
+	const PermLayout *layout = &state->layout;
 	int			t;
 
 	for (t = 0; t < layout->ntables; t++)
@@ -341,7 +342,7 @@ collect_substrings(Relation index, const PermLayout *layout, RunSort *rs)
 		int			tail = PermWideTailBits(layout, t);
 		uint64		mask = PG_UINT64_MAX >> (64 - layout->prefix_bits[t]);
 		int64		steps = 0;
-		Buffer		buf = PermLeftmostPage(index, t, 0);
+		Buffer		buf = PermLeftmostPage(index, state, t, 0);
 
 		for (;;)
 		{
@@ -364,7 +365,7 @@ collect_substrings(Relation index, const PermLayout *layout, RunSort *rs)
 			}
 			if (PermPageIsRightmost(page))
 				break;
-			buf = PermStepRight(index, buf, BUFFER_LOCK_SHARE, &steps);
+			buf = PermStepRight(index, state, buf, BUFFER_LOCK_SHARE, &steps);
 		}
 		UnlockReleaseBuffer(buf);
 	}
@@ -468,7 +469,7 @@ static void
 choose_wide_layout(Relation index, PermState *state, int64 *n,
 				   PermLayout *layout)
 {
-	*n = count_rows(index);
+	*n = count_rows(index, state);
 	PermWideChooseLayout(state->layout.width, state->layout.tenants,
 						 state->layout.max_distance, 0, 2.0 * (double) *n,
 						 layout);
@@ -489,8 +490,8 @@ write_wide_tables(Relation index, PermState *state, const PermLayout *layout,
 	int			t;
 
 	rs = RunSortBegin(budget / 2,
-					  count_rows(index) * state->layout.ntables);
-	collect_substrings(index, &state->layout, rs);
+					  count_rows(index, state) * state->layout.ntables);
+	collect_substrings(index, state, rs);
 	RunSortFinish(rs);
 	for (t = 0; t < layout->ntables; t++)
 		rows[t] = RecStoreBegin(budget / 2 / layout->ntables);

@@ -208,8 +208,9 @@ PermCheckHeapTidProblem(const HeapBounds *bounds, ItemPointer tid)
 char *
 PermCheckLeavesHolding(Relation index, int table, uint64 tid)
 {
+	PermState  *state = PermGetState(index);
 	StringInfoData where;
-	Buffer		buf = PermLeftmostPage(index, table, 0);
+	Buffer		buf = PermLeftmostPage(index, state, table, 0);
 	int64		steps = 0;
 
 	initStringInfo(&where);
@@ -230,7 +231,7 @@ PermCheckLeavesHolding(Relation index, int table, uint64 tid)
 		}
 		if (PermPageIsRightmost(page))
 			break;
-		buf = PermStepRight(index, buf, BUFFER_LOCK_SHARE, &steps);
+		buf = PermStepRight(index, state, buf, BUFFER_LOCK_SHARE, &steps);
 	}
 	UnlockReleaseBuffer(buf);
 	return where.data;

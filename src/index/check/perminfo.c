@@ -126,6 +126,7 @@ typedef struct PermTableStats
 static void
 table_stats(Relation index, int table, int prefix_bits, PermTableStats *st)
 {
+	PermState  *state = PermGetState(index);
 	uint64		bucket = 0;
 	int64		run = 0;
 	bool		any = false;
@@ -135,7 +136,7 @@ table_stats(Relation index, int table, int prefix_bits, PermTableStats *st)
 	int64		steps = 0;
 
 	memset(st, 0, sizeof(*st));
-	buf = PermLeftmostPage(index, table, 0);
+	buf = PermLeftmostPage(index, state, table, 0);
 	for (;;)
 	{
 		Page		page = BufferGetPage(buf);
@@ -161,7 +162,7 @@ table_stats(Relation index, int table, int prefix_bits, PermTableStats *st)
 		}
 		if (PermPageIsRightmost(page))
 			break;
-		buf = PermStepRight(index, buf, BUFFER_LOCK_SHARE, &steps);
+		buf = PermStepRight(index, state, buf, BUFFER_LOCK_SHARE, &steps);
 	}
 	UnlockReleaseBuffer(buf);
 	pfree(entries);

@@ -145,10 +145,10 @@ check_page(Relation index, PermState *state, Buffer buf, bool nulls)
  * the relation, and not to the metapage or back to from
  */
 Buffer
-PermStoreReadPage(Relation index, BlockNumber from, BlockNumber blkno,
-				  bool nulls, int lockmode, BufferAccessStrategy strategy)
+PermStoreReadPage(Relation index, PermState *state, BlockNumber from,
+				  BlockNumber blkno, bool nulls, int lockmode,
+				  BufferAccessStrategy strategy)
 {
-	PermState  *state = PermGetState(index);
 	Buffer		buf;
 
 	if (blkno == PERM_METAPAGE_BLKNO || blkno == InvalidBlockNumber ||
@@ -591,9 +591,9 @@ append_new_page(Relation index, Buffer buf, const char *entry, int esize,
  * locks a child before the metapage.
  */
 void
-PermStoreAppend(Relation index, ItemPointer tid, const VarBit *code)
+PermStoreAppend(Relation index, PermState *state, ItemPointer tid,
+				const VarBit *code)
 {
-	PermState  *state = PermGetState(index);
 	bool		nulls = (code == NULL);
 	int			esize = entry_size(state, nulls);
 	char		entry[PermStoreEntrySize(PERM_MAX_WIDTH)];
@@ -609,7 +609,7 @@ PermStoreAppend(Relation index, ItemPointer tid, const VarBit *code)
 		make_entry(entry, state->store.width, tid, code);
 	}
 
-	buf = PermStoreReadPage(index, InvalidBlockNumber, blkno, nulls,
+	buf = PermStoreReadPage(index, state, InvalidBlockNumber, blkno, nulls,
 							BUFFER_LOCK_EXCLUSIVE, NULL);
 	while (!PermPageIsRightmost(BufferGetPage(buf)))
 	{
@@ -617,8 +617,8 @@ PermStoreAppend(Relation index, ItemPointer tid, const VarBit *code)
 
 		blkno = PermPageGetOpaque(BufferGetPage(buf))->rightlink;
 		UnlockReleaseBuffer(buf);
-		PermCountStep(index, blkno, &steps);
-		buf = PermStoreReadPage(index, from, blkno, nulls,
+		PermCountStep(index, state, blkno, &steps);
+		buf = PermStoreReadPage(index, state, from, blkno, nulls,
 								BUFFER_LOCK_EXCLUSIVE, NULL);
 	}
 	if (nulls)
@@ -673,7 +673,7 @@ PermStoreReadRowsWithoutCode(Relation index, BufferAccessStrategy strategy,
 					i;
 
 		CHECK_FOR_INTERRUPTS();
-		buf = PermStoreReadPage(index, from, blkno, true, BUFFER_LOCK_SHARE,
+		buf = PermStoreReadPage(index, state, from, blkno, true, BUFFER_LOCK_SHARE,
 								strategy);
 		page = BufferGetPage(buf);
 		n = PermPageGetOpaque(page)->nentries;
@@ -689,7 +689,7 @@ PermStoreReadRowsWithoutCode(Relation index, BufferAccessStrategy strategy,
 		blkno = PermPageGetOpaque(page)->rightlink;
 		UnlockReleaseBuffer(buf);
 		if (blkno != InvalidBlockNumber)
-			PermCountStep(index, blkno, &steps);
+			PermCountStep(index, state, blkno, &steps);
 	}
 }
 
@@ -768,14 +768,14 @@ PermStoreVacuum(Relation index, BufferAccessStrategy strategy,
 			Buffer		buf;
 
 			SimhashVacuumDelayPoint();
-			buf = PermStoreReadPage(index, from, blkno, nulls,
+			buf = PermStoreReadPage(index, state, from, blkno, nulls,
 									BUFFER_LOCK_EXCLUSIVE, strategy);
 			vacuum_page(index, buf, esize, callback, callback_state);
 			from = blkno;
 			blkno = PermPageGetOpaque(BufferGetPage(buf))->rightlink;
 			UnlockReleaseBuffer(buf);
 			if (blkno != InvalidBlockNumber)
-				PermCountStep(index, blkno, &steps);
+				PermCountStep(index, state, blkno, &steps);
 		}
 	}
 }
@@ -794,6 +794,7 @@ PermStoreCheck(Relation index, bool nulls, int64 *pages, int64 *entries,
 								 ItemPointer tid, const char *code),
 			   void *arg)
 {
+	PermState  *state = PermGetState(index);
 	Buffer		metabuf = PermReadMetaPage(index, BUFFER_LOCK_SHARE);
 	PermMetaStore store;
 	int			esize;
@@ -824,7 +825,7 @@ PermStoreCheck(Relation index, bool nulls, int64 *pages, int64 *entries,
 					i;
 
 		CHECK_FOR_INTERRUPTS();
-		buf = PermStoreReadPage(index, from, blkno, nulls, BUFFER_LOCK_SHARE,
+		buf = PermStoreReadPage(index, state, from, blkno, nulls, BUFFER_LOCK_SHARE,
 								NULL);
 		page = BufferGetPage(buf);
 		n = PermPageGetOpaque(page)->nentries;
@@ -871,7 +872,7 @@ PermStoreCheck(Relation index, bool nulls, int64 *pages, int64 *entries,
 		UnlockReleaseBuffer(buf);
 		if (blkno == InvalidBlockNumber)
 			break;
-		PermCountStep(index, blkno, &steps);
+		PermCountStep(index, state, blkno, &steps);
 	}
 	if (*pages != (nulls ? store.null_pages : store.pages))
 		PermReportCorruption(index, PERM_METAPAGE_BLKNO,

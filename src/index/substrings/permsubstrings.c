@@ -71,14 +71,14 @@ substrings_constraint_match(IndexScanDesc scan)
 {
 	PermScanOpaque so = (PermScanOpaque) scan->opaque;
 	Relation	index = scan->indexRelation;
-	PermState  *state = PermGetState(index);
+	PermState  *state = so->state;
 	int			code = state->code_column;
 	Datum		values[INDEX_MAX_KEYS];
 	bool		isnull[INDEX_MAX_KEYS];
 
 	if (state->has_codes)
 	{
-		VarBit	   *stored = PermStoreCodeBits(index, &scan->xs_heaptid);
+		VarBit	   *stored = PermStoreCodeBits(index, state, &scan->xs_heaptid);
 
 		/* not in the store: an insert cut short, its row dead */
 		if (stored == NULL ||
@@ -101,8 +101,28 @@ substrings_constraint_match(IndexScanDesc scan)
 		PermConstraintRadius(scan, state);
 }
 
+/*
+ * The scan's quals on the code (PermWideScanQuals: ~= at the constraint's
+ * radius) and, within a tenant, the bits of its leading values
+ */
+static void
+substrings_prepare(IndexScanDesc scan)
+{
+	PermScanOpaque so = (PermScanOpaque) scan->opaque;
+
+	so->wide_quals = palloc(Max(1, scan->numberOfKeys) * sizeof(PermWideQual));
+	so->nquals = PermWideScanQuals(scan, so->state, so->wide_quals);
+	so->qual_null = so->nquals < 0;
+	so->nquals = Max(so->nquals, 0);
+	so->tenant_known = true;
+	if (so->state->layout.tenants > 0)
+		so->tenant_known = PermScanTenantBits(scan, &so->tenant,
+											  &so->tenant_none);
+}
+
 const PermEngine PermSubstringsEngine = {
 	.name = "substrings",
+	.prepare = substrings_prepare,
 	.row_keys = substrings_row_keys,
 	.search = PermWideSearch,
 	.constraint_search = NULL,

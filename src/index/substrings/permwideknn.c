@@ -197,6 +197,7 @@ substring_distances(const SubstringSplit *split, uint64 diff, int distance,
 /* The state of a nearest-neighbour scan of bit(n) codes */
 typedef struct PermWideOrder
 {
+	PermState  *state;			/* the index's descriptor, as the scan began */
 	int			m;
 	int			width;
 	bool		code_bits;		/* bit(n) codes (PermState.code_bits) */
@@ -383,7 +384,7 @@ count_entry(void *arg, ItemPointer tid, uint64 key, int distance)
 static double
 tenant_rows(Relation index, PermWideOrder *wo)
 {
-	const PermLayout *layout = &PermGetState(index)->layout;
+	const PermLayout *layout = &wo->state->layout;
 	int			bits = layout->prefix_bits[0];
 	int			share = Min(6, bits);
 	uint64		low = (UINT64CONST(1) <<
@@ -391,8 +392,8 @@ tenant_rows(Relation index, PermWideOrder *wo)
 	uint64		lo = wo->tenant | (wo->keys[0] & ~low & PERM_TENANT_CODE_MASK);
 	double		n = 0;
 
-	PermProbeRange(index, 0, lo, lo | low, 0, 0, PERM_MAX_HAMMING, count_entry,
-				   &n, NULL);
+	PermProbeRange(index, wo->state, 0, lo, lo | low, 0, 0, PERM_MAX_HAMMING,
+				   count_entry, &n, NULL);
 	return n * ldexp(1.0, share);
 }
 
@@ -401,34 +402,29 @@ static PermWideOrder *
 order_begin(IndexScanDesc scan, PermScanOpaque so)
 {
 	Relation	index = scan->indexRelation;
-	PermState  *state = PermGetState(index);
+	PermState  *state = so->state;
 	const PermLayout *layout = &state->layout;
 	MemoryContext old = MemoryContextSwitchTo(so->cxt);
 	PermWideOrder *wo = palloc0(sizeof(PermWideOrder));
 	int			i,
 				t;
 
+	wo->state = state;
 	wo->m = layout->ntables;
 	wo->width = layout->width;
 	wo->code_bits = state->code_bits;
 	wo->cap = wo->width;
 	wo->found = palloc0((wo->width + 1) * sizeof(PermTidList));
-	wo->quals = palloc(Max(1, scan->numberOfKeys) * sizeof(PermWideQual));
-	wo->nquals = PermWideScanQuals(scan, layout, wo->quals);
-	if (wo->nquals < 0)
-	{
-		wo->nquals = 0;
+	/* the quals and the tenant as the rescan prepared them */
+	wo->quals = palloc(Max(1, so->nquals) * sizeof(PermWideQual));
+	memcpy(wo->quals, so->wide_quals, so->nquals * sizeof(PermWideQual));
+	wo->nquals = so->nquals;
+	if (so->qual_null)
 		wo->cap = -1;			/* nothing matches a NULL query */
-	}
-	wo->tenant_known = true;
-	if (layout->tenants > 0)
-	{
-		bool		none;
-
-		wo->tenant_known = PermScanTenantBits(scan, &wo->tenant, &none);
-		if (none)
-			wo->cap = -1;
-	}
+	wo->tenant_known = so->tenant_known;
+	wo->tenant = so->tenant;
+	if (so->tenant_none)
+		wo->cap = -1;
 	if (scan->numberOfOrderBys > 0 &&
 		!(scan->orderByData[0].sk_flags & SK_ISNULL))
 	{
@@ -558,7 +554,7 @@ file_pending(IndexScanDesc scan, PermWideOrder *wo)
 			 * the code from the store: no row read, no expression computed;
 			 * a row the store lacks is an insert cut short, its row dead
 			 */
-			VarBit	   *stored = PermStoreCodeBits(scan->indexRelation, tid);
+			VarBit	   *stored = PermStoreCodeBits(scan->indexRelation, wo->state, tid);
 
 			if (stored != NULL)
 				file_row(scan, wo, tid, PointerGetDatum(stored), NULL);
@@ -613,7 +609,7 @@ store_begin(IndexScanDesc scan, PermScanOpaque so, PermWideOrder *wo)
 	MemoryContext old = MemoryContextSwitchTo(so->cxt);
 	int			d;
 
-	wo->store = PermStoreScanBegin(scan->indexRelation, wo->center, wo->quals,
+	wo->store = PermStoreScanBegin(scan->indexRelation, wo->state, wo->center, wo->quals,
 								   wo->nquals, wo->emit_d, wo->cap,
 								   handed > 0 ? at->tids : NULL, handed);
 	MemoryContextSwitchTo(old);
@@ -712,16 +708,16 @@ read_tenant(IndexScanDesc scan, PermWideOrder *wo)
 	double		before = wo->read;
 
 	if (wo->first_ring)
-		PermWideProbeTenant(index, 0, wo->tenant, wo->keys[0], wo->extras[0],
+		PermWideProbeTenant(index, wo->state, 0, wo->tenant, wo->keys[0], wo->extras[0],
 							PERM_MAX_HAMMING, sweep_whole_code, wo, NULL);
 	else if (wo->nquals == 0 && wo->center != NULL)
-		PermWideTenantDistances(index, wo->tenant, wo->keys, wo->extras,
+		PermWideTenantDistances(index, wo->state, wo->tenant, wo->keys, wo->extras,
 								wo->rows, wo->tmp, file_tenant_row, wo);
 	else if (wo->center != NULL)
-		PermWideProbeTenant(index, 0, wo->tenant, wo->keys[0], wo->extras[0],
+		PermWideProbeTenant(index, wo->state, 0, wo->tenant, wo->keys[0], wo->extras[0],
 							key_bound(wo), collect_pending, wo, NULL);
 	else
-		PermWideProbeTenant(index, 0, wo->tenant, 0, 0, PERM_MAX_HAMMING,
+		PermWideProbeTenant(index, wo->state, 0, wo->tenant, 0, 0, PERM_MAX_HAMMING,
 							collect_pending, wo, NULL);
 	file_pending(scan, wo);
 	drop_deferred(wo);			/* not seen, so filed above */
@@ -789,13 +785,13 @@ read_next(IndexScanDesc scan, PermScanOpaque so, PermWideOrder *wo)
 		return;
 	}
 	wo->rho[t]++;
-	tail = PermWideTailBits(&PermGetState(scan->indexRelation)->layout, t);
+	tail = PermWideTailBits(&wo->state->layout, t);
 	keys = wide_ring(wo->keys[t] >> tail, bits, wo->rho[t], &n);
 	for (i = 0; i < n; i++)
 		keys[i] = (keys[i] << tail) | wo->tenant;
 	met_before = wo->met;
 	wo->ring_table = t;
-	PermProbeRanges(scan->indexRelation, t, keys, (int) n,
+	PermProbeRanges(scan->indexRelation, wo->state, t, keys, (int) n,
 					(UINT64CONST(1) << tail) - 1, wo->keys[t] | wo->tenant,
 					wo->extras[t], key_bound(wo), collect_ring, wo, NULL);
 	pfree(keys);

@@ -69,11 +69,11 @@ PermWideTableLeaves(Relation index, int m)
  * substring alone, at rho when read whole.
  */
 static void
-probe_ball(Relation index, int t, uint64 key, uint16 extra, int rho,
+probe_ball(Relation index, PermState *state, int t, uint64 key, uint16 extra, int rho,
 		   int radius, uint64 tenant, double leaves,
 		   PermMatchCallback callback, void *arg, PermPinList *pins)
 {
-	const PermLayout *layout = &PermGetState(index)->layout;
+	const PermLayout *layout = &state->layout;
 	int			bits = layout->prefix_bits[t];
 	int			tail = PermWideTailBits(layout, t);
 	uint64	   *ranges;
@@ -82,7 +82,7 @@ probe_ball(Relation index, int t, uint64 key, uint16 extra, int rho,
 
 	if (PermWideBall(bits, rho) > 2 * leaves)
 	{
-		PermWideProbeTenant(index, t, tenant, key, extra,
+		PermWideProbeTenant(index, state, t, tenant, key, extra,
 							tail > 0 ? radius : rho, callback, arg, pins);
 		return;
 	}
@@ -91,7 +91,7 @@ probe_ball(Relation index, int t, uint64 key, uint16 extra, int rho,
 	n = PermNeighbourKeys(key >> tail, bits - 1, 0, rho, false, ranges);
 	for (i = 0; i < n; i++)
 		ranges[i] = (ranges[i] << tail) | tenant;
-	PermProbeRanges(index, t, ranges, (int) n, (UINT64CONST(1) << tail) - 1,
+	PermProbeRanges(index, state, t, ranges, (int) n, (UINT64CONST(1) << tail) - 1,
 					key | tenant, extra, tail > 0 ? radius : PERM_MAX_HAMMING,
 					callback, arg, pins);
 	pfree(ranges);
@@ -106,11 +106,10 @@ probe_ball(Relation index, int t, uint64 key, uint16 extra, int rho,
  * The leading columns' equality keys are permtenant.c's.
  */
 int
-PermWideScanQuals(IndexScanDesc scan, const PermLayout *layout,
-				  PermWideQual *quals)
+PermWideScanQuals(IndexScanDesc scan, PermState *state, PermWideQual *quals)
 {
 	Relation	index = scan->indexRelation;
-	PermState  *state = PermGetState(index);
+	const PermLayout *layout = &state->layout;
 	bool		bit = state->code_bits;
 	int			n = 0;
 	int			i;
@@ -192,32 +191,27 @@ PermWideSearch(IndexScanDesc scan, PermMatchCallback callback, void *arg,
 			   PermPinList *pins)
 {
 	Relation	index = scan->indexRelation;
-	PermState  *state = PermGetState(index);
+	PermScanOpaque so = (PermScanOpaque) scan->opaque;
+	PermState  *state = so->state;
 	const PermLayout *layout = &state->layout;
-	PermWideQual   *quals = palloc(Max(1, scan->numberOfKeys) * sizeof(PermWideQual));
-	PermWideQual   *query = NULL;
+	PermWideQual *query = NULL;
 	uint64		keys[PERM_MAX_TABLES];
 	uint16		extras[PERM_MAX_TABLES];
-	uint64		tenant = 0;
+	uint64		tenant = so->tenant;
 	double		leaves = PermWideTableLeaves(index, layout->ntables);
-	int			nquals = PermWideScanQuals(scan, layout, quals);
 	int			i,
 				t;
 
-	if (nquals < 0)
+	/* the quals and the tenant as the rescan prepared them */
+	if (so->qual_null)
 		return;
-	if (layout->tenants > 0)
-	{
-		bool		none;
-
-		if (!PermScanTenantBits(scan, &tenant, &none))
-			PermRefuseScanWithoutTenant(index);
-		if (none)
-			return;
-	}
-	for (i = 0; i < nquals; i++)
-		if (query == NULL || quals[i].radius < query->radius)
-			query = &quals[i];
+	if (!so->tenant_known)
+		PermRefuseScanWithoutTenant(index);
+	if (so->tenant_none)
+		return;
+	for (i = 0; i < so->nquals; i++)
+		if (query == NULL || so->wide_quals[i].radius < query->radius)
+			query = &so->wide_quals[i];
 	if (query == NULL)
 	{
 		/*
@@ -230,7 +224,7 @@ PermWideSearch(IndexScanDesc scan, PermMatchCallback callback, void *arg,
 		PermTidList nulls = {0};
 		int64		i;
 
-		PermWideProbeTenant(index, 0, tenant, 0, 0, PERM_MAX_HAMMING,
+		PermWideProbeTenant(index, state, 0, tenant, 0, 0, PERM_MAX_HAMMING,
 							callback, arg, pins);
 		PermTidListAddRowsWithoutCode(index, &nulls, CurrentMemoryContext,
 									  NULL);
@@ -244,7 +238,7 @@ PermWideSearch(IndexScanDesc scan, PermMatchCallback callback, void *arg,
 		int			rho = PermWideProbeRadius(layout->ntables, query->radius, t);
 
 		if (rho >= 0)
-			probe_ball(index, t, keys[t], extras[t],
+			probe_ball(index, state, t, keys[t], extras[t],
 					   Min(rho, layout->prefix_bits[t]), query->radius, tenant,
 					   leaves, callback, arg, pins);
 	}
@@ -287,15 +281,15 @@ typedef struct SubstringSum
  * columns: tenant is then 0)
  */
 void
-PermWideProbeTenant(Relation index, int t, uint64 tenant, uint64 key,
+PermWideProbeTenant(Relation index, PermState *state, int t, uint64 tenant, uint64 key,
 					uint16 extra, int radius, PermMatchCallback callback,
 					void *arg, PermPinList *pins)
 {
-	const PermLayout *layout = &PermGetState(index)->layout;
+	const PermLayout *layout = &state->layout;
 	uint64		hi = layout->tenants > 0 ?
 		tenant | PERM_TENANT_CODE_MASK : PG_UINT64_MAX;
 
-	PermProbeRange(index, t, tenant, hi, key | tenant, extra, radius, callback,
+	PermProbeRange(index, state, t, tenant, hi, key | tenant, extra, radius, callback,
 				   arg, pins);
 }
 
@@ -380,13 +374,13 @@ forward_entry(void *arg, ItemPointer tid, uint64 key, int distance)
  * reset.
  */
 void
-PermWideTenantDistances(Relation index, uint64 tenant, const uint64 *keys,
+PermWideTenantDistances(Relation index, PermState *state, uint64 tenant, const uint64 *keys,
 						const uint16 *extras, double rows, MemoryContext tmp,
 						void (*callback) (void *arg, ItemPointer tid,
 										  int distance),
 						void *arg)
 {
-	const PermLayout *layout = &PermGetState(index)->layout;
+	const PermLayout *layout = &state->layout;
 	int			ntables = PermWideTenantTables(layout);
 	tenantrows_hash *hash;
 	tenantrows_iterator it;
@@ -401,7 +395,7 @@ PermWideTenantDistances(Relation index, uint64 tenant, const uint64 *keys,
 
 		wc.callback = callback;
 		wc.arg = arg;
-		PermWideProbeTenant(index, 0, tenant, keys[0], extras[0],
+		PermWideProbeTenant(index, state, 0, tenant, keys[0], extras[0],
 							PERM_MAX_HAMMING, forward_entry, &wc, NULL);
 		return;
 	}
@@ -414,7 +408,7 @@ PermWideTenantDistances(Relation index, uint64 tenant, const uint64 *keys,
 		CHECK_FOR_INTERRUPTS();
 		next = PermWideTenantNextTable(layout, t, &sum.rest);
 		sum.query = keys[t] | tenant;
-		PermWideProbeTenant(index, t, tenant, keys[t], 0, PERM_MAX_HAMMING,
+		PermWideProbeTenant(index, state, t, tenant, keys[t], 0, PERM_MAX_HAMMING,
 							add_substring, &sum, NULL);
 	}
 	tenantrows_start_iterate(hash, &it);

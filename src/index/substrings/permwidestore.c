@@ -100,6 +100,7 @@ typedef struct StoreHit
 struct PermStoreScan
 {
 	Relation	index;
+	PermState  *state;			/* the index's descriptor */
 	MemoryContext cxt;
 	int			width;
 	int			words;
@@ -140,16 +141,16 @@ code_words(const VarBit *code, int words)
 
 /* Set up a scan of the store handing out rows from distance from to cap */
 PermStoreScan *
-PermStoreScanBegin(Relation index, const VarBit *center,
+PermStoreScanBegin(Relation index, PermState *state, const VarBit *center,
 				   const PermWideQual *quals, int nquals, int from, int cap,
 				   const ItemPointerData *handed, int64 nhanded)
 {
-	PermState  *state = PermGetState(index);
 	PermStoreScan *ss = palloc0(sizeof(PermStoreScan));
 	int			i;
 
 	Assert(state->has_codes);
 	ss->index = index;
+	ss->state = state;
 	ss->cxt = CurrentMemoryContext;
 	ss->width = state->store.width;
 	ss->words = PermStoreWords(ss->width);
@@ -484,8 +485,8 @@ store_pass(PermStoreScan *ss, int lo, int hi, StoreHit *heap, int *nheap)
 				(void) PrefetchBuffer(index, MAIN_FORKNUM, ++prefetched);
 		}
 
-		buf = PermStoreReadPage(index, from, blkno, false, BUFFER_LOCK_SHARE,
-								ss->strategy);
+		buf = PermStoreReadPage(index, ss->state, from, blkno, false,
+								BUFFER_LOCK_SHARE, ss->strategy);
 		page = BufferGetPage(buf);
 		n = PermPageGetOpaque(page)->nentries;
 		entries = PermPageEntries(page);
@@ -539,8 +540,8 @@ store_pass(PermStoreScan *ss, int lo, int hi, StoreHit *heap, int *nheap)
 		UnlockReleaseBuffer(buf);
 		if (blkno != InvalidBlockNumber)
 		{
-			PermCountStep(index, blkno, &steps);
-			nblocks = Max(nblocks, PermGetState(index)->nblocks);
+			PermCountStep(index, ss->state, blkno, &steps);
+			nblocks = Max(nblocks, ss->state->nblocks);
 		}
 	}
 }
@@ -671,9 +672,9 @@ typedef struct PermStoreDir
  * returns the page's right-link
  */
 static BlockNumber
-storedir_read(Relation index, PermStoreDir *dir, int i, BlockNumber blkno)
+storedir_read(Relation index, PermState *state, PermStoreDir *dir, int i, BlockNumber blkno)
 {
-	Buffer		buf = PermStoreReadPage(index, InvalidBlockNumber, blkno, false,
+	Buffer		buf = PermStoreReadPage(index, state, InvalidBlockNumber, blkno, false,
 										BUFFER_LOCK_SHARE, NULL);
 	PermPageOpaque opaque = PermPageGetOpaque(BufferGetPage(buf));
 	BlockNumber next = opaque->rightlink;
@@ -712,9 +713,8 @@ storedir_read(Relation index, PermStoreDir *dir, int i, BlockNumber blkno)
 
 /* The directory, brought up to date: its last page again, then new ones */
 static PermStoreDir *
-storedir_refresh(Relation index)
+storedir_refresh(Relation index, PermState *state)
 {
-	PermState  *state = PermGetState(index);
 	PermStoreDir *dir = state->storedir;
 	BlockNumber next;
 	int64		steps = 0;
@@ -728,14 +728,14 @@ storedir_refresh(Relation index)
 		dir->hi = MemoryContextAlloc(state->cxt, dir->max * sizeof(uint64));
 		dir->sorted = true;
 		state->storedir = dir;
-		next = storedir_read(index, dir, 0, state->store.first);
+		next = storedir_read(index, state, dir, 0, state->store.first);
 	}
 	else
-		next = storedir_read(index, dir, dir->n - 1, dir->blk[dir->n - 1]);
+		next = storedir_read(index, state, dir, dir->n - 1, dir->blk[dir->n - 1]);
 	while (next != InvalidBlockNumber)
 	{
-		PermCountStep(index, next, &steps);
-		next = storedir_read(index, dir, dir->n, next);
+		PermCountStep(index, state, next, &steps);
+		next = storedir_read(index, state, dir, dir->n, next);
 		if ((dir->n & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
 	}
@@ -744,10 +744,10 @@ storedir_refresh(Relation index)
 
 /* Look for tid in store page blkno; its code's words into words */
 static bool
-storedir_search_page(Relation index, BlockNumber blkno, uint64 x,
+storedir_search_page(Relation index, PermState *state, BlockNumber blkno, uint64 x,
 					 char *words, int esize)
 {
-	Buffer		buf = PermStoreReadPage(index, InvalidBlockNumber, blkno, false,
+	Buffer		buf = PermStoreReadPage(index, state, InvalidBlockNumber, blkno, false,
 										BUFFER_LOCK_SHARE, NULL);
 	Page		page = BufferGetPage(buf);
 	int			n = PermPageGetOpaque(page)->nentries;
@@ -780,16 +780,16 @@ storedir_search_page(Relation index, BlockNumber blkno, uint64 x,
  * computes no index expression (README.perm, "Code store").
  */
 bool
-PermStoreFindCode(Relation index, ItemPointer tid, char *words)
+PermStoreFindCode(Relation index, PermState *state, ItemPointer tid,
+				  char *words)
 {
-	PermState  *state = PermGetState(index);
 	PermStoreDir *dir;
 	uint64		x = PermTidNumber(tid);
 	int			esize = state->store.entry_size;
 	int			i;
 
 	Assert(state->has_codes);
-	dir = storedir_refresh(index);
+	dir = storedir_refresh(index, state);
 	if (dir->sorted)
 	{
 		int			lo = 0,
@@ -806,11 +806,11 @@ PermStoreFindCode(Relation index, ItemPointer tid, char *words)
 				hi = mid - 1;
 		}
 		return dir->lo[lo] <= x && x <= dir->hi[lo] &&
-			storedir_search_page(index, dir->blk[lo], x, words, esize);
+			storedir_search_page(index, state, dir->blk[lo], x, words, esize);
 	}
 	for (i = 0; i < dir->n; i++)
 		if (dir->lo[i] <= x && x <= dir->hi[i] &&
-			storedir_search_page(index, dir->blk[i], x, words, esize))
+			storedir_search_page(index, state, dir->blk[i], x, words, esize))
 			return true;
 	return false;
 }
@@ -820,14 +820,13 @@ PermStoreFindCode(Relation index, ItemPointer tid, char *words)
  * width, palloc'd; NULL when the store has no entry of it
  */
 VarBit *
-PermStoreCodeBits(Relation index, ItemPointer tid)
+PermStoreCodeBits(Relation index, PermState *state, ItemPointer tid)
 {
-	PermState  *state = PermGetState(index);
 	int			width = state->store.width;
 	char		words[PermStoreWords(PERM_MAX_WIDTH) * sizeof(uint64)];
 	VarBit	   *code;
 
-	if (!PermStoreFindCode(index, tid, words))
+	if (!PermStoreFindCode(index, state, tid, words))
 		return NULL;
 	code = palloc0(VARBITTOTALLEN(width));
 	SET_VARSIZE(code, VARBITTOTALLEN(width));

@@ -146,11 +146,12 @@ order_begin(IndexScanDesc scan, PermState *state, PermScanOpaque so)
 		so->queries[0].key[t] = PermPermute(&state->perm[t],
 											so->queries[0].center);
 
-	if (!PermQualsToQueries(scan, state, so->queries, 1))
+	if (so->qual_null)
 	{
 		so->cap = -1;			/* a NULL qual: nothing matches */
 		return;
 	}
+	memcpy(&so->queries[1], so->quals, so->nquals * sizeof(PermQuery));
 	if (so->order_null)
 		return;
 	for (i = 1; i < so->nqueries; i++)
@@ -208,6 +209,7 @@ order_read_ring(IndexScanDesc scan, PermState *state, PermScanOpaque so)
 	bool		by_table = PermRingsByTable(layout);
 	int			t;
 
+	ss.state = state;
 	ss.queries = so->queries;
 	ss.nqueries = so->nqueries;
 	ss.callback = collect_found;
@@ -241,7 +243,7 @@ order_read_ring(IndexScanDesc scan, PermState *state, PermScanOpaque so)
 				whole = true;
 			probes = simhash_count_within(p, ring) -
 				simhash_count_within(p, ring - 1);
-			ring_cost += probes * PermProbePages(index, t, tables[t].root_level);
+			ring_cost += probes * PermProbePages(index, state, t, tables[t].root_level);
 		}
 		if (ring_cost > PermLayoutPageCount(index) / ntables)
 			whole = true;
@@ -252,7 +254,7 @@ order_read_ring(IndexScanDesc scan, PermState *state, PermScanOpaque so)
 		int			bound = so->order_null ? PERM_MAX_HAMMING : pass_bound(index, so);
 
 		ss.table = 0;
-		PermProbeRange(index, 0, 0, PG_UINT64_MAX, so->queries[0].key[0], 0,
+		PermProbeRange(index, state, 0, 0, PG_UINT64_MAX, so->queries[0].key[0], 0,
 					   bound, PermSearchMatch, &ss, NULL);
 		so->passes++;
 		so->complete = bound;
@@ -316,7 +318,7 @@ bool
 PermKnnGettuple(IndexScanDesc scan)
 {
 	PermScanOpaque so = (PermScanOpaque) scan->opaque;
-	PermState  *state = PermGetState(scan->indexRelation);
+	PermState  *state = ((PermScanOpaque) scan->opaque)->state;
 
 	if (!so->searched)
 	{

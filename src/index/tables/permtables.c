@@ -57,18 +57,32 @@ tables_constraint_search(IndexScanDesc scan)
 {
 	PermScanOpaque so = (PermScanOpaque) scan->opaque;
 	MemoryContext old = MemoryContextSwitchTo(so->cxt);
-	PermState  *state = PermGetState(scan->indexRelation);
 
-	if (!(scan->keyData[0].sk_flags & SK_ISNULL))
-		PermSearchConstraint(scan->indexRelation,
-							 DatumGetUInt64(scan->keyData[0].sk_argument),
-							 PermConstraintRadius(scan, state),
+	/* the new row's fingerprint, at the constraint's radius (its ~=) */
+	if (!so->qual_null)
+		PermSearchConstraint(scan->indexRelation, so->state,
+							 so->quals[0].center, so->quals[0].radius,
 							 &so->matches, &so->pins);
 	MemoryContextSwitchTo(old);
 }
 
+/*
+ * The scan's quals, each permuted for every table (PermQualsToQueries):
+ * ~= at the constraint's radius (permconstraint.c)
+ */
+static void
+tables_prepare(IndexScanDesc scan)
+{
+	PermScanOpaque so = (PermScanOpaque) scan->opaque;
+
+	so->nquals = scan->numberOfKeys;
+	so->quals = palloc(Max(1, so->nquals) * sizeof(PermQuery));
+	so->qual_null = !PermQualsToQueries(scan, so->state, so->quals, 0);
+}
+
 const PermEngine PermTablesEngine = {
 	.name = "permuted tables",
+	.prepare = tables_prepare,
 	.row_keys = tables_row_keys,
 	.search = PermSearch,
 	.constraint_search = tables_constraint_search,

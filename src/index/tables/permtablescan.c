@@ -67,6 +67,7 @@ void
 PermProbeNeighbours(Relation index, PermSearchState *ss, int prefix_bits,
 				 int flips, bool exact)
 {
+	PermState  *state = ss->state;
 	PermQuery  *q = &ss->queries[0];
 	uint64		low_mask = prefix_bits >= 64 ? 0 :
 		(PG_UINT64_MAX >> prefix_bits);
@@ -84,7 +85,7 @@ PermProbeNeighbours(Relation index, PermSearchState *ss, int prefix_bits,
 	n = PermNeighbourKeys(q->key[ss->table] & ~low_mask, 63, 64 - prefix_bits,
 						  flips, exact, lo);
 	Assert(n == (int64) rint(count));
-	PermProbeRanges(index, ss->table, lo, (int) n, low_mask,
+	PermProbeRanges(index, state, ss->table, lo, (int) n, low_mask,
 					q->key[ss->table], 0, q->radius, PermSearchMatch, ss,
 					ss->pins);
 	pfree(lo);
@@ -139,10 +140,10 @@ PermQualsToQueries(IndexScanDesc scan, PermState *state, PermQuery *queries,
  * a row matching all keys; a row may be reported once per table.
  */
 static void
-search_queries(Relation index, PermQuery *queries, int nqueries,
-			   PermMatchCallback callback, void *arg, PermPinList *pins)
+search_queries(Relation index, PermState *state, PermQuery *queries,
+			   int nqueries, PermMatchCallback callback, void *arg,
+			   PermPinList *pins)
 {
-	PermState  *state = PermGetState(index);
 	PermLayout *layout = &state->layout;
 	PermSearchState ss;
 	PermTable	tables[PERM_MAX_TABLES];
@@ -164,6 +165,7 @@ search_queries(Relation index, PermQuery *queries, int nqueries,
 			queries[i] = tmp;
 		}
 
+	ss.state = state;
 	ss.queries = queries;
 	ss.nqueries = nqueries;
 	ss.callback = callback;
@@ -182,14 +184,14 @@ search_queries(Relation index, PermQuery *queries, int nqueries,
 		PermMetaSnapshot(index, tables, &ntables);
 		for (t = 0; t < ntables; t++)
 			enum_cost += simhash_count_within(layout->prefix_bits[t], spread) *
-				PermProbePages(index, t, tables[t].root_level);
+				PermProbePages(index, state, t, tables[t].root_level);
 		whole_cost = PermLayoutPageCount(index) / ntables;
 	}
 
 	if (spread > 0 && enum_cost > whole_cost)
 	{
 		ss.table = 0;
-		PermProbeRange(index, 0, 0, PG_UINT64_MAX, queries[0].key[0], 0,
+		PermProbeRange(index, state, 0, 0, PG_UINT64_MAX, queries[0].key[0], 0,
 					   queries[0].radius, PermSearchMatch, &ss, pins);
 	}
 	else
@@ -206,13 +208,12 @@ void
 PermSearch(IndexScanDesc scan, PermMatchCallback callback, void *arg,
 		   PermPinList *pins)
 {
-	PermQuery  *queries;
+	PermScanOpaque so = (PermScanOpaque) scan->opaque;
 
-	queries = palloc(scan->numberOfKeys * sizeof(PermQuery));
-	if (PermQualsToQueries(scan, PermGetState(scan->indexRelation), queries, 0))
-		search_queries(scan->indexRelation, queries, scan->numberOfKeys,
+	/* the quals as the rescan prepared them (permtables.c) */
+	if (!so->qual_null)
+		search_queries(scan->indexRelation, so->state, so->quals, so->nquals,
 					   callback, arg, pins);
-	pfree(queries);
 }
 
 /*
@@ -299,10 +300,9 @@ confirm_collect(void *arg, ItemPointer tid, uint64 key, int distance)
  * constraints")
  */
 void
-PermSearchConstraint(Relation index, uint64 center, int radius,
-					 PermTidList *found, PermPinList *pins)
+PermSearchConstraint(Relation index, PermState *state, uint64 center,
+					 int radius, PermTidList *found, PermPinList *pins)
 {
-	PermState  *state = PermGetState(index);
 	const PermLayout *layout = &state->layout;
 	PermSearchState ss;
 	CheckSearch cs;
@@ -317,6 +317,7 @@ PermSearchConstraint(Relation index, uint64 center, int radius,
 	memset(&cs, 0, sizeof(cs));
 	cs.ss = &ss;
 	cs.layout = layout;
+	ss.state = state;
 	ss.queries = &q;
 	ss.nqueries = 1;
 	ss.callback = check_collect;
@@ -348,7 +349,7 @@ PermSearchConstraint(Relation index, uint64 center, int radius,
 		{
 			uint64		k = PermPermute(&state->perm[u], m->fp);
 
-			PermProbeRange(index, u, k, k, k, 0, 0, confirm_collect, m, NULL);
+			PermProbeRange(index, state, u, k, k, k, 0, 0, confirm_collect, m, NULL);
 			if (m->table != -1)
 				continue;		/* the tables disagree: a damaged key */
 		}
@@ -381,7 +382,7 @@ PermSearchCenter(Relation index, uint64 center, int radius, PermTidList *found)
 	for (t = 0; t < state->layout.ntables; t++)
 		q.key[t] = PermPermute(&state->perm[t], center);
 	found->n = 0;
-	search_queries(index, &q, 1, center_collect, found, NULL);
+	search_queries(index, state, &q, 1, center_collect, found, NULL);
 	PermTidListSortUnique(found);
 }
 

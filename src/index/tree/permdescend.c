@@ -26,7 +26,6 @@
 
 #include "index/perm.h"
 #include "index/tree/permleaf.h"
-#include "type/simhash.h"
 
 /* Right-moves after which a leaf map is considered stale */
 #define LEAF_MAP_MAX_MOVES	2
@@ -69,10 +68,10 @@ check_leaf_reached(Relation index, Buffer buf, const KeyTid *key)
 
 /* The leftmost page of a level (level <= the root's), share-locked */
 Buffer
-PermLeftmostPage(Relation index, int table, int target_level)
+PermLeftmostPage(Relation index, PermState *state, int table, int target_level)
 {
 	int			level;
-	BlockNumber blkno = PermGetRoot(index, table, target_level, &level);
+	BlockNumber blkno = PermGetRoot(index, state, table, target_level, &level);
 	BlockNumber from = InvalidBlockNumber;
 	Buffer		buf;
 
@@ -80,7 +79,7 @@ PermLeftmostPage(Relation index, int table, int target_level)
 	{
 		KeyTid		k;
 
-		buf = PermReadPage(index, from, blkno, BUFFER_LOCK_SHARE, table, level);
+		buf = PermReadPage(index, state, from, blkno, BUFFER_LOCK_SHARE, table, level);
 		if (level == target_level)
 		{
 			/* the leftmost leaf starts at key 0: nothing lies left of it */
@@ -152,9 +151,8 @@ build_guide(PermState *state, PermLeafMap *map)
  * map (nleaves = 0): descents then go the usual way.
  */
 static PermLeafMap *
-build_leaf_map(Relation index, int table)
+build_leaf_map(Relation index, PermState *state, int table)
 {
-	PermState  *state = PermGetState(index);
 	PermLeafMap *map;
 	int			level;
 	BlockNumber blkno;
@@ -166,7 +164,7 @@ build_leaf_map(Relation index, int table)
 
 	/* a fresh root: the map is only as good as the level it is read from */
 	state->root_level[table] = -1;
-	blkno = PermGetRoot(index, table, 0, &level);
+	blkno = PermGetRoot(index, state, table, 0, &level);
 	if (level == 0)
 	{
 		map->nleaves = 1;
@@ -180,7 +178,7 @@ build_leaf_map(Relation index, int table)
 
 	map->lowkeys = MemoryContextAlloc(state->cxt, cap * sizeof(KeyTid));
 	map->blocks = MemoryContextAlloc(state->cxt, cap * sizeof(BlockNumber));
-	buf = PermLeftmostPage(index, table, 1);
+	buf = PermLeftmostPage(index, state, table, 1);
 	for (;;)
 	{
 		Page		page = BufferGetPage(buf);
@@ -214,7 +212,7 @@ build_leaf_map(Relation index, int table)
 		}
 		if (PermPageIsRightmost(page))
 			break;
-		buf = PermStepRight(index, buf, BUFFER_LOCK_SHARE, &steps);
+		buf = PermStepRight(index, state, buf, BUFFER_LOCK_SHARE, &steps);
 	}
 	UnlockReleaseBuffer(buf);
 	if (map->nleaves > 0)
@@ -240,9 +238,8 @@ build_leaf_map(Relation index, int table)
  * (permcost.c).
  */
 double
-PermProbePages(Relation index, int table, int root_level)
+PermProbePages(Relation index, PermState *state, int table, int root_level)
 {
-	PermState  *state = PermGetState(index);
 	PermLeafMap *map = state->leafmap[table];
 	bool		mapped;
 
@@ -311,10 +308,10 @@ leaf_map_lookup(PermLeafMap *map, const KeyTid *key)
  * wasted prefetch; the descent itself checks everything as before.
  */
 void
-PermPrefetchLeaf(Relation index, int table, const KeyTid *key)
+PermPrefetchLeaf(Relation index, PermState *state, int table, const KeyTid *key)
 {
 #ifdef __GNUC__
-	PermLeafMap *map = PermGetState(index)->leafmap[table];
+	PermLeafMap *map = state->leafmap[table];
 	Buffer		recent;
 	const char *page;
 
@@ -329,6 +326,7 @@ PermPrefetchLeaf(Relation index, int table, const KeyTid *key)
 	__builtin_prefetch(page + BLCKSZ - MAXALIGN(sizeof(PermPageOpaqueData)));
 #else
 	(void) index;
+	(void) state;
 	(void) table;
 	(void) key;
 #endif
@@ -340,11 +338,11 @@ PermPrefetchLeaf(Relation index, int table, const KeyTid *key)
  * same way.  *moves counts the steps.
  */
 static Buffer
-move_right(Relation index, Buffer buf, const KeyTid *key, int lockmode,
+move_right(Relation index, PermState *state, Buffer buf, const KeyTid *key, int lockmode,
 		   int64 *moves)
 {
 	while (PermPageBeyondHighKey(BufferGetPage(buf), key))
-		buf = PermStepRight(index, buf, lockmode, moves);
+		buf = PermStepRight(index, state, buf, lockmode, moves);
 	return buf;
 }
 
@@ -354,9 +352,9 @@ move_right(Relation index, Buffer buf, const KeyTid *key, int lockmode,
  * usable map.
  */
 static Buffer
-descend_by_map(Relation index, int table, const KeyTid *key, int lockmode)
+descend_by_map(Relation index, PermState *state, int table,
+			   const KeyTid *key, int lockmode)
 {
-	PermState  *state = PermGetState(index);
 	PermLeafMap *map = state->leafmap[table];
 	Buffer		buf;
 	int64		moves = 0;
@@ -368,15 +366,15 @@ descend_by_map(Relation index, int table, const KeyTid *key, int lockmode)
 	{
 		if (map != NULL)
 			free_leaf_map(state, map);
-		map = state->leafmap[table] = build_leaf_map(index, table);
+		map = state->leafmap[table] = build_leaf_map(index, state, table);
 	}
 	if (map->nleaves == 0)
 		return InvalidBuffer;
 
 	i = leaf_map_lookup(map, key);
-	buf = PermReadPageRecent(index, map->blocks[i], &map->recent[i],
+	buf = PermReadPageRecent(index, state, map->blocks[i], &map->recent[i],
 							 lockmode, table, 0);
-	buf = move_right(index, buf, key, lockmode, &moves);
+	buf = move_right(index, state, buf, key, lockmode, &moves);
 	check_leaf_reached(index, buf, key);
 	if (moves > LEAF_MAP_MAX_MOVES)
 		map->stale = true;
@@ -413,7 +411,7 @@ choose_child(Page page, const KeyTid *key)
  * their downlink was read.
  */
 Buffer
-PermDescend(Relation index, int table, const KeyTid *key, int target_level,
+PermDescend(Relation index, PermState *state, int table, const KeyTid *key, int target_level,
 			int lockmode)
 {
 	int			level;
@@ -424,11 +422,11 @@ PermDescend(Relation index, int table, const KeyTid *key, int target_level,
 
 	if (target_level == 0)
 	{
-		buf = descend_by_map(index, table, key, lockmode);
+		buf = descend_by_map(index, state, table, key, lockmode);
 		if (BufferIsValid(buf))
 			return buf;
 	}
-	blkno = PermGetRoot(index, table, target_level, &level);
+	blkno = PermGetRoot(index, state, table, target_level, &level);
 	if (level < target_level)
 		elog(ERROR, "simhash_perm table %d of index \"%s\" has no level %d",
 			 table, RelationGetRelationName(index), target_level);
@@ -439,8 +437,8 @@ PermDescend(Relation index, int table, const KeyTid *key, int target_level,
 		Page		page;
 
 		/* each level one below the last: the loop ends at target_level */
-		buf = PermReadPage(index, from, blkno, mode, table, level);
-		buf = move_right(index, buf, key, mode, &moves);
+		buf = PermReadPage(index, state, from, blkno, mode, table, level);
+		buf = move_right(index, state, buf, key, mode, &moves);
 		if (level == target_level)
 		{
 			check_leaf_reached(index, buf, key);
@@ -451,102 +449,6 @@ PermDescend(Relation index, int table, const KeyTid *key, int target_level,
 		blkno = choose_child(page, key);
 		UnlockReleaseBuffer(buf);
 		level--;
-	}
-}
-
-/* What reading one leaf of a probe found out */
-typedef struct LeafProbe
-{
-	bool		past_hi;		/* the sorted part went beyond the range */
-	bool		skip;			/* a far key fills the rest of the page */
-	uint64		last_key;		/* the last key read from the sorted part */
-	int			reported;		/* entries passed to the callback */
-} LeafProbe;
-
-/*
- * Report the entries of one share-locked leaf whose key lies in [from, hi]
- * and is within max_distance of query_key (the key's bits and, on leaves
- * that keep them, KeyTid.extra's bits against query_extra).  Compiled with and without
- * POPCNT (SIMHASH_POPCNT): this loop is where a scan spends its time.
- */
-SIMHASH_POPCNT
-static void
-probe_leaf(Page page, const KeyTid *from, uint64 lo, uint64 hi,
-		   uint64 query_key, uint16 query_extra, int max_distance,
-		   PermMatchCallback callback, void *arg, LeafProbe *result)
-{
-	PermPageOpaque opaque = PermPageGetOpaque(page);
-	int			nsorted = opaque->nsorted;
-	PermLeafKeys lk;
-	KeyTid		e;
-	uint64		key = 0;
-	uint64		far_key;
-	int			i;
-
-	result->past_hi = false;
-	result->skip = false;
-	result->reported = 0;
-	PermLeafKeysInit(&lk, page);
-
-	/*
-	 * A run of one key that fills the end of the sorted part and goes on to
-	 * the next page has the page's high key.  The high key is compared with
-	 * in the loop; the last entry, which confirms the run, is read only
-	 * then: reading it for every probe cost a cache miss each.
-	 */
-	far_key = PermPageIsRightmost(page) ? 0 : opaque->hikey;
-
-	/*
-	 * The sorted part, from the first entry >= from.  Keys are read alone;
-	 * an entry's TID is decoded only when it matches.
-	 */
-	for (i = PermPageLowerBound(page, from); i < nsorted; i++)
-	{
-		int			d;
-
-		key = PermLeafKeyAt(&lk, i);
-		if (key > hi)
-		{
-			result->past_hi = true;
-			break;
-		}
-		d = simhash_hamming(key, query_key);
-		if (d <= max_distance && lk.has_extra)
-			d += simhash_hamming(PermLeafExtraAt(&lk, i), query_extra);
-		if (d <= max_distance)
-		{
-			PermReadLeafEntry(page, i, &e);
-			callback(arg, &e.tid, e.key, d);
-			result->reported++;
-		}
-		else if (key == far_key && i + 1 < nsorted &&
-				 !PermPageIsRightmost(page) &&
-				 PermLeafKeyAt(&lk, nsorted - 1) == far_key)
-		{
-			/* a far key filling the rest of the page and going on */
-			result->skip = true;
-			break;
-		}
-	}
-	result->last_key = key;
-
-	/* the unsorted tail: every entry in [lo, hi] */
-	for (i = opaque->nsorted; i < opaque->nentries; i++)
-	{
-		int			d;
-
-		key = PermLeafKeyAt(&lk, i);
-		if (key < lo || key > hi)
-			continue;
-		d = simhash_hamming(key, query_key);
-		if (d <= max_distance && lk.has_extra)
-			d += simhash_hamming(PermLeafExtraAt(&lk, i), query_extra);
-		if (d <= max_distance)
-		{
-			PermReadLeafEntry(page, i, &e);
-			callback(arg, &e.tid, e.key, d);
-			result->reported++;
-		}
 	}
 }
 
@@ -597,7 +499,7 @@ PermReleasePins(PermPinList *pins)
  * descending again to the next key rather than reading it.
  */
 static Buffer
-probe_range(Relation index, int table, Buffer buf, uint64 lo, uint64 hi,
+probe_range(Relation index, PermState *state, int table, Buffer buf, uint64 lo, uint64 hi,
 			uint64 query_key, uint16 query_extra, int max_distance,
 			PermMatchCallback callback, void *arg, PermPinList *pins)
 {
@@ -607,16 +509,16 @@ probe_range(Relation index, int table, Buffer buf, uint64 lo, uint64 hi,
 	search.key = lo;
 	ItemPointerSet(&search.tid, 0, 0);
 	if (!BufferIsValid(buf))
-		buf = PermDescend(index, table, &search, 0, BUFFER_LOCK_SHARE);
+		buf = PermDescend(index, state, table, &search, 0, BUFFER_LOCK_SHARE);
 
 	for (;;)
 	{
 		Page		page = BufferGetPage(buf);
 		PermPageOpaque opaque = PermPageGetOpaque(page);
-		LeafProbe	probe;
+		PermLeafProbeResult probe;
 
-		probe_leaf(page, &search, lo, hi, query_key, query_extra,
-				   max_distance, callback, arg, &probe);
+		PermLeafProbe(page, &search, lo, hi, query_key, query_extra,
+					  max_distance, callback, arg, &probe);
 		if (pins != NULL && probe.reported > 0)
 			keep_pin(pins, buf);
 
@@ -629,11 +531,11 @@ probe_range(Relation index, int table, Buffer buf, uint64 lo, uint64 hi,
 				PermReportCorruption(index, blkno,
 									 "Its entries are not in key order.");
 			UnlockReleaseBuffer(buf);
-			PermCountStep(index, blkno, &steps);
+			PermCountStep(index, state, blkno, &steps);
 			CHECK_FOR_INTERRUPTS();
 			search.key = probe.last_key + 1;
 			ItemPointerSet(&search.tid, 0, 0);
-			buf = PermDescend(index, table, &search, 0, BUFFER_LOCK_SHARE);
+			buf = PermDescend(index, state, table, &search, 0, BUFFER_LOCK_SHARE);
 			continue;
 		}
 		if (probe.skip || probe.past_hi || PermPageIsRightmost(page) ||
@@ -643,17 +545,17 @@ probe_range(Relation index, int table, Buffer buf, uint64 lo, uint64 hi,
 		/* move right */
 		search.key = opaque->hikey;
 		search.tid = opaque->hikey_tid;
-		buf = PermStepRight(index, buf, BUFFER_LOCK_SHARE, &steps);
+		buf = PermStepRight(index, state, buf, BUFFER_LOCK_SHARE, &steps);
 	}
 }
 
 /* Report every entry of a table in [lo, hi] within max_distance of query_key */
 void
-PermProbeRange(Relation index, int table, uint64 lo, uint64 hi,
+PermProbeRange(Relation index, PermState *state, int table, uint64 lo, uint64 hi,
 			   uint64 query_key, uint16 query_extra, int max_distance,
 			   PermMatchCallback callback, void *arg, PermPinList *pins)
 {
-	UnlockReleaseBuffer(probe_range(index, table, InvalidBuffer, lo, hi,
+	UnlockReleaseBuffer(probe_range(index, state, table, InvalidBuffer, lo, hi,
 									query_key, query_extra, max_distance,
 									callback, arg, pins));
 }
@@ -665,7 +567,7 @@ PermProbeRange(Relation index, int table, uint64 lo, uint64 hi,
  * prefixes of one ring of a nearest-neighbour search often share leaves.
  */
 void
-PermProbeRanges(Relation index, int table, const uint64 *lo, int n,
+PermProbeRanges(Relation index, PermState *state, int table, const uint64 *lo, int n,
 				uint64 low_mask, uint64 query_key, uint16 query_extra,
 				int max_distance, PermMatchCallback callback, void *arg,
 				PermPinList *pins)
@@ -687,7 +589,7 @@ PermProbeRanges(Relation index, int table, const uint64 *lo, int n,
 			buf = InvalidBuffer;
 			CHECK_FOR_INTERRUPTS();
 		}
-		buf = probe_range(index, table, buf, lo[i], lo[i] | low_mask,
+		buf = probe_range(index, state, table, buf, lo[i], lo[i] | low_mask,
 						  query_key, query_extra, max_distance, callback,
 						  arg, pins);
 	}

@@ -16,7 +16,7 @@
  *	  highest byte in which lokey and hikey differ, and took the bytes above
  *	  from lokey: one byte more whenever the range crosses a byte boundary,
  *	  which half the leaves of a hundred-million-row table do.  Such pages
- *	  are still read (PermLeafKeyBase() gives each format's base, which a
+ *	  are still read (leaf_key_base() gives each format's base, which a
  *	  stored key is added to) and take the new format when they are next
  *	  rewritten whole.
  *	- heap block number in block_bytes bytes (1 to 4) and offset in off_bytes
@@ -47,6 +47,7 @@
 #include "storage/bufpage.h"
 
 #include "index/tree/permleaf.h"
+#include "type/simhash.h"
 
 /*
  * A leaf's tail, sorted by the order of the sorted part.  Insertion would
@@ -62,6 +63,83 @@
 
 /* simhash.write_old_leaf_format (permhandler.c): for tests of older indexes */
 bool		perm_write_old_leaf_format = false;
+
+/*
+ * What a leaf adds to each stored key: its low key, on pages
+ * written in the offset format (PERM_KEY_OFFSET); on pages of indexes built
+ * before it, the bits of the low key above the stored bytes.
+ */
+static inline uint64
+leaf_key_base(PermPageOpaque opaque)
+{
+	if (opaque->flags & PERM_KEY_OFFSET)
+		return opaque->lokey;
+	if (opaque->key_bytes >= 8)
+		return 0;
+	return opaque->lokey & ~((UINT64CONST(1) << (8 * opaque->key_bytes)) - 1);
+}
+
+/*
+ * Reading a leaf's keys without their TIDs, for the loops that test every
+ * entry against a query (PermLeafProbe, the search within a leaf): a key is one unaligned 8-byte load,
+ * masked to the page's key bytes, plus the page's leaf_key_base()
+ * (the comment at the top describes the format).  The load may read past
+ * the last entry: the special space follows the entries.  Little-endian
+ * only; elsewhere it decodes byte by byte as load_le does.
+ */
+typedef struct LeafKeys
+{
+	const unsigned char *entries;
+	int			entry_size;
+	uint64		mask;			/* the stored key bytes */
+	uint64		base;			/* added to them: leaf_key_base() */
+	int			extra_at;		/* KeyTid.extra's offset in an entry */
+	bool		has_extra;		/* entries keep KeyTid.extra (2 bytes) */
+} LeafKeys;
+
+static inline void
+leaf_keys_init(LeafKeys *lk, Page page)
+{
+	PermPageOpaque opaque = (PermPageOpaque) PageGetSpecialPointer(page);
+	int			kb = opaque->key_bytes;
+
+	lk->entries = (const unsigned char *) PermPageEntries(page);
+	lk->extra_at = kb + opaque->block_bytes + opaque->off_bytes;
+	lk->entry_size = lk->extra_at + opaque->extra_bytes;
+	lk->has_extra = opaque->extra_bytes > 0;
+	lk->mask = kb >= 8 ? PG_UINT64_MAX : (UINT64CONST(1) << (8 * kb)) - 1;
+	lk->base = leaf_key_base(opaque);
+}
+
+/* Entry i's KeyTid.extra (0 on leaves that keep none), little-endian */
+static inline uint16
+leaf_extra_at(const LeafKeys *lk, int i)
+{
+	const unsigned char *p;
+
+	if (!lk->has_extra)
+		return 0;
+	p = lk->entries + (size_t) i * lk->entry_size + lk->extra_at;
+	return (uint16) (p[0] | (p[1] << 8));
+}
+
+static inline uint64
+leaf_key_at(const LeafKeys *lk, int i)
+{
+	const unsigned char *p = lk->entries + (size_t) i * lk->entry_size;
+	uint64		v;
+
+#ifdef WORDS_BIGENDIAN
+	int			b;
+
+	v = 0;
+	for (b = 7; b >= 0; b--)
+		v = (v << 8) | p[b];
+#else
+	memcpy(&v, p, sizeof(v));
+#endif
+	return lk->base + (v & lk->mask);
+}
 
 /*
  * Read an n-byte little-endian value.  Reads 8 bytes: every entry lies in
@@ -156,7 +234,7 @@ PermReadLeafEntry(Page page, int i, KeyTid *out)
 	const unsigned char *p = (const unsigned char *) PermPageEntries(page) +
 		(size_t) i * PermLeafEntrySize(page);
 
-	out->key = PermLeafKeyBase(opaque) + load_le(p, kb);
+	out->key = leaf_key_base(opaque) + load_le(p, kb);
 	p += kb;
 	ItemPointerSet(&out->tid, (BlockNumber) load_le(p, opaque->block_bytes),
 				   (OffsetNumber) load_le(p + opaque->block_bytes, opaque->off_bytes));
@@ -187,7 +265,7 @@ write_leaf_entry(Page page, int i, const KeyTid *key)
 {
 	PermPageOpaque opaque = PermPageGetOpaque(page);
 	unsigned char tmp[32];
-	int			esize = encode_entry(tmp, key, PermLeafKeyBase(opaque),
+	int			esize = encode_entry(tmp, key, leaf_key_base(opaque),
 									 opaque->key_bytes, opaque->block_bytes,
 									 opaque->off_bytes, opaque->extra_bytes);
 
@@ -266,7 +344,7 @@ PermLeafSetEntries(Page page, const KeyTid *keys, int n, int nsorted)
 		/* encode into a buffer with slack, then copy the exact bytes */
 		unsigned char buf[PERM_PAGE_SPACE + 16];
 		unsigned char *out = buf;
-		uint64		base = PermLeafKeyBase(opaque);
+		uint64		base = leaf_key_base(opaque);
 
 		for (i = 0; i < n; i++)
 			out += encode_entry(out, &keys[i], base, kb, bb, ob, eb);
@@ -295,7 +373,7 @@ read_all(Page page, KeyTid *out)
 	int			ob = opaque->off_bytes;
 	int			eb = opaque->extra_bytes;
 	int			esize = kb + bb + ob + eb;
-	uint64		base = PermLeafKeyBase(opaque);
+	uint64		base = leaf_key_base(opaque);
 	const unsigned char *p = (const unsigned char *) PermPageEntries(page);
 	int			i;
 
@@ -358,12 +436,12 @@ merge_encoded(Page page, const KeyTid *key)
 	int			n = opaque->nentries;
 	int			ns = opaque->nsorted;
 	int			esize = PermLeafEntrySize(page);
-	uint64		base = PermLeafKeyBase(opaque);
+	uint64		base = leaf_key_base(opaque);
 	unsigned char *entries = (unsigned char *) PermPageEntries(page);
 	KeyTid		tail[PERM_LEAF_TAIL_MAX + 1];
 	unsigned char buf[PERM_PAGE_SPACE + 16];
 	unsigned char *out = buf;
-	PermLeafKeys lk;
+	LeafKeys lk;
 	int			nt = 0,
 				from = 0,
 				i;
@@ -374,7 +452,7 @@ merge_encoded(Page page, const KeyTid *key)
 	tail[nt++] = *key;
 	merge_tail(tail, 0, nt);
 
-	PermLeafKeysInit(&lk, page);
+	leaf_keys_init(&lk, page);
 	for (i = 0; i < nt; i++)
 	{
 		/* the first slot from `from` on whose entry is above tail[i] */
@@ -384,7 +462,7 @@ merge_encoded(Page page, const KeyTid *key)
 		while (lo < hi)
 		{
 			int			mid = lo + (hi - lo) / 2;
-			uint64		k = PermLeafKeyAt(&lk, mid);
+			uint64		k = leaf_key_at(&lk, mid);
 			int			c;
 
 			if (k != tail[i].key)
@@ -490,7 +568,7 @@ PermLeafEncodeEntry(Page page, const KeyTid *key, char *out)
 {
 	PermPageOpaque opaque = PermPageGetOpaque(page);
 
-	return encode_entry((unsigned char *) out, key, PermLeafKeyBase(opaque),
+	return encode_entry((unsigned char *) out, key, leaf_key_base(opaque),
 						opaque->key_bytes, opaque->block_bytes,
 						opaque->off_bytes, opaque->extra_bytes);
 }
@@ -598,9 +676,9 @@ PermCompareKeysQsort(const void *a, const void *b)
  * unless the two keys are equal.
  */
 static inline int
-leaf_compare(Page page, const PermLeafKeys *lk, int i, const KeyTid *key)
+leaf_compare(Page page, const LeafKeys *lk, int i, const KeyTid *key)
 {
-	uint64		k = PermLeafKeyAt(lk, i);
+	uint64		k = leaf_key_at(lk, i);
 	KeyTid		e;
 
 	if (k != key->key)
@@ -625,7 +703,7 @@ PermLeafLowerBound(Page page, const KeyTid *key)
 {
 	PermPageOpaque opaque = PermPageGetOpaque(page);
 	int			n = opaque->nsorted;
-	PermLeafKeys lk;
+	LeafKeys lk;
 	uint64		lokey,
 				hikey;
 	int			guess,
@@ -635,9 +713,9 @@ PermLeafLowerBound(Page page, const KeyTid *key)
 
 	if (n == 0)
 		return 0;
-	PermLeafKeysInit(&lk, page);
+	leaf_keys_init(&lk, page);
 	lokey = opaque->lokey;
-	hikey = PermPageIsRightmost(page) ? PermLeafKeyAt(&lk, n - 1) : opaque->hikey;
+	hikey = PermPageIsRightmost(page) ? leaf_key_at(&lk, n - 1) : opaque->hikey;
 	if (key->key <= lokey || hikey <= lokey)
 		guess = 0;
 	else if (key->key >= hikey)
@@ -692,4 +770,110 @@ PermLeafLowerBound(Page page, const KeyTid *key)
 			hi = mid;
 	}
 	return lo;
+}
+
+/*
+ * Report the entries of one share-locked leaf whose key lies in [from, hi]
+ * and is within max_distance of query_key (the key's bits and, on leaves
+ * that keep them, KeyTid.extra's bits against query_extra).  Compiled with and without
+ * POPCNT (SIMHASH_POPCNT): this loop is where a scan spends its time.
+ */
+SIMHASH_POPCNT
+void
+PermLeafProbe(Page page, const KeyTid *from, uint64 lo, uint64 hi,
+			  uint64 query_key, uint16 query_extra, int max_distance,
+			  PermMatchCallback callback, void *arg,
+			  PermLeafProbeResult *result)
+{
+	PermPageOpaque opaque = PermPageGetOpaque(page);
+	int			nsorted = opaque->nsorted;
+	LeafKeys lk;
+	KeyTid		e;
+	uint64		key = 0;
+	uint64		far_key;
+	int			i;
+
+	result->past_hi = false;
+	result->skip = false;
+	result->reported = 0;
+	leaf_keys_init(&lk, page);
+
+	/*
+	 * A run of one key that fills the end of the sorted part and goes on to
+	 * the next page has the page's high key.  The high key is compared with
+	 * in the loop; the last entry, which confirms the run, is read only
+	 * then: reading it for every probe cost a cache miss each.
+	 */
+	far_key = PermPageIsRightmost(page) ? 0 : opaque->hikey;
+
+	/*
+	 * The sorted part, from the first entry >= from.  Keys are read alone;
+	 * an entry's TID is decoded only when it matches.
+	 */
+	for (i = PermLeafLowerBound(page, from); i < nsorted; i++)
+	{
+		int			d;
+
+		key = leaf_key_at(&lk, i);
+		if (key > hi)
+		{
+			result->past_hi = true;
+			break;
+		}
+		d = simhash_hamming(key, query_key);
+		if (d <= max_distance && lk.has_extra)
+			d += simhash_hamming(leaf_extra_at(&lk, i), query_extra);
+		if (d <= max_distance)
+		{
+			PermReadLeafEntry(page, i, &e);
+			callback(arg, &e.tid, e.key, d);
+			result->reported++;
+		}
+		else if (key == far_key && i + 1 < nsorted &&
+				 !PermPageIsRightmost(page) &&
+				 leaf_key_at(&lk, nsorted - 1) == far_key)
+		{
+			/* a far key filling the rest of the page and going on */
+			result->skip = true;
+			break;
+		}
+	}
+	result->last_key = key;
+
+	/* the unsorted tail: every entry in [lo, hi] */
+	for (i = opaque->nsorted; i < opaque->nentries; i++)
+	{
+		int			d;
+
+		key = leaf_key_at(&lk, i);
+		if (key < lo || key > hi)
+			continue;
+		d = simhash_hamming(key, query_key);
+		if (d <= max_distance && lk.has_extra)
+			d += simhash_hamming(leaf_extra_at(&lk, i), query_extra);
+		if (d <= max_distance)
+		{
+			PermReadLeafEntry(page, i, &e);
+			callback(arg, &e.tid, e.key, d);
+			result->reported++;
+		}
+	}
+}
+
+/*
+ * Every entry's key, in slot order, into keys (room for the page's
+ * entries); returns their number.  For the planner's sample of a table's
+ * leaves (permcost.c), which wants the keys alone.
+ */
+int
+PermLeafReadKeys(Page page, uint64 *keys)
+{
+	int			n = PermPageGetOpaque(page)->nentries;
+	LeafKeys	lk;
+	int			i;
+
+	leaf_keys_init(&lk, page);
+	for (i = 0; i < n; i++)
+		keys[i] = leaf_key_at(&lk, i);
+	return n;
 }

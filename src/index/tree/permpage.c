@@ -325,9 +325,9 @@ check_page(Relation index, PermState *state, Buffer buf, int table,
 }
 
 void
-PermCheckPage(Relation index, Buffer buf, int table, int level)
+PermCheckPage(Relation index, PermState *state, Buffer buf, int table, int level)
 {
-	check_page(index, PermGetState(index), buf, table, level);
+	check_page(index, state, buf, table, level);
 }
 
 /*
@@ -430,11 +430,10 @@ read_linked_page(Relation index, PermState *state, BlockNumber from,
  * time in those lookups.
  */
 Buffer
-PermReadPage(Relation index, BlockNumber from, BlockNumber blkno,
+PermReadPage(Relation index, PermState *state, BlockNumber from, BlockNumber blkno,
 			 int lockmode, int table, int level)
 {
-	return read_linked_page(index, PermGetState(index), from, blkno, lockmode,
-							table, level);
+	return read_linked_page(index, state, from, blkno, lockmode, table, level);
 }
 
 /*
@@ -445,11 +444,9 @@ PermReadPage(Relation index, BlockNumber from, BlockNumber blkno,
  * *recent is set to the buffer used.  The page is checked either way.
  */
 Buffer
-PermReadPageRecent(Relation index, BlockNumber blkno, Buffer *recent,
+PermReadPageRecent(Relation index, PermState *state, BlockNumber blkno, Buffer *recent,
 				   int lockmode, int table, int level)
 {
-	PermState  *state = PermGetState(index);
-
 	check_link(index, state, InvalidBlockNumber, blkno);
 	return read_page(index, state, blkno, recent, lockmode, table, level);
 }
@@ -473,9 +470,9 @@ count_step(Relation index, PermState *state, BlockNumber blkno,
 }
 
 void
-PermCountStep(Relation index, BlockNumber blkno, int64 *steps)
+PermCountStep(Relation index, PermState *state, BlockNumber blkno, int64 *steps)
 {
-	count_step(index, PermGetState(index), blkno, steps);
+	count_step(index, state, blkno, steps);
 }
 
 /*
@@ -485,7 +482,7 @@ PermCountStep(Relation index, BlockNumber blkno, int64 *steps)
  * for interrupts between the two pages, holding no lock of its own.
  */
 Buffer
-PermStepRight(Relation index, Buffer buf, int lockmode, int64 *steps)
+PermStepRight(Relation index, PermState *state, Buffer buf, int lockmode, int64 *steps)
 {
 	PermPageOpaque opaque = PermPageGetOpaque(BufferGetPage(buf));
 	BlockNumber from = BufferGetBlockNumber(buf);
@@ -493,7 +490,6 @@ PermStepRight(Relation index, Buffer buf, int lockmode, int64 *steps)
 	uint64		hikey = opaque->hikey;
 	int			table = opaque->table;
 	int			level = opaque->level;
-	PermState  *state = PermGetState(index);
 
 	UnlockReleaseBuffer(buf);
 	count_step(index, state, next, steps);
