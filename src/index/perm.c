@@ -9,8 +9,9 @@
  * width, the leading (tenant) columns, the options, the layout of the
  * tables, the code store, and the engine that serves it (perm64.h: the
  * 64-bit permuted tables; permwide.h: the substrings of bit(n) codes).
- * The catalog's part (PermCodeColumn ...) is also asked by the build,
- * before there is a metapage to read.
+ * The catalog's part (PermCodeColumn, PermTenantColumns, PermIndexIsWide)
+ * is also asked by the build, before there is a metapage to read; the
+ * options are permoptions.c's.
  *
  * The metapage is the one page read before the descriptor exists, so it
  * is checked here, whole, against the catalog: every field, the tables'
@@ -486,9 +487,10 @@ PermReadMetaPage(Relation index, int lockmode)
  * reaches target_level, else the current one from the metapage.
  */
 BlockNumber
-PermGetRoot(Relation index, PermState *state, int table, int target_level,
+PermGetRoot(PermState *state, int table, int target_level,
 			int *level)
 {
+	Relation	index = state->index;
 	Buffer		buf;
 	PermMetaPage meta;
 
@@ -622,6 +624,42 @@ PermMetaSetStore(Page metapage, const PermMetaStore *store)
 
 
 /*
+ * What the catalog says of an index, for the descriptor (and for the
+ * build, before there is a metapage): which column is the code, how many
+ * leading columns come before it, and whether the layout is in substrings
+ */
+
+/* The code's column of the index (0-based): the last key column */
+int
+PermCodeColumn(Relation index)
+{
+	return IndexRelationGetNumberOfKeyAttributes(index) - 1;
+}
+
+/*
+ * Leading equality columns of the index (permtenant.c): all key columns
+ * but the last
+ */
+int
+PermTenantColumns(Relation index)
+{
+	return IndexRelationGetNumberOfKeyAttributes(index) - 1;
+}
+
+/*
+ * Is the index laid out by multi-index hashing?  An index on bit(n) codes
+ * is, and one with leading equality columns, whatever its code
+ * (permtenant.c).
+ */
+bool
+PermIndexIsWide(Relation index)
+{
+	return index->rd_opcintype[PermCodeColumn(index)] == BITOID ||
+		PermTenantColumns(index) > 0;
+}
+
+
+/*
  * The per-index state and its lifetime.
  *
  * The state lives in a memory context of its own under the relcache
@@ -723,6 +761,7 @@ PermGetState(Relation index)
 	cxt = AllocSetContextCreate(index->rd_indexcxt, PERM_STATE_CONTEXT_NAME,
 								ALLOCSET_SMALL_SIZES);
 	state = MemoryContextAllocZero(cxt, sizeof(PermState));
+	state->index = index;
 	state->cxt = cxt;
 	state->nblocks = RelationGetNumberOfBlocks(index);
 	state->has_growth = PermMetaGetGrowth(page, &state->growth);

@@ -66,13 +66,14 @@
  *	permpage.c		pages: initialisation, new pages, internal pages, reads
  *					that check every page, right-links
  *	permleaf.c		the compact leaf format (permleaf.h): encoding, appends,
- *					the search within a leaf
+ *					the search within a leaf, a leaf probed against a query
  *	permtenant.c	leading equality columns, (tenant, code): the tenant's
  *					hash in every key, a row's keys, a scan's tenant
- *	perm.c			the descriptor (PermState): the metapage read, checked
- *					against the catalog, and kept per relcache entry
- *	permoptions.c	what the catalog says: the code column and its kind,
- *					the options, registered, parsed and read (amoptions)
+ *	permoptions.c	the options, registered, parsed and read (amoptions),
+ *					checked against the code type
+ *	perm.c			the descriptor (PermState): the code's column and kind,
+ *					the metapage read, checked against the catalog, and kept
+ *					per relcache entry
  *	permwidelayout.c	the substrings of bit(n) codes: their keys, probe
  *					radii, the cost model that picks the layout
  *	permlayout.c	the bit layout of 64-bit tables: blocks, tables,
@@ -102,7 +103,7 @@
 
 #include "compat.h"
 #include "recsort/recsort.h"
-#include "index/permoptions.h"
+#include "index/permlayout.h"
 
 /*
  * Constants
@@ -411,6 +412,8 @@ typedef enum PermEngineKind
 
 typedef struct PermState
 {
+	Relation	index;			/* the index it describes: its relcache
+								 * entry, which outlives the state (perm.c) */
 	MemoryContext cxt;			/* holds the state and all it points to */
 	PermEngineKind engine;		/* which engine serves the index */
 	int			code_column;	/* the code's key column (0-based, the
@@ -579,7 +582,7 @@ extern void PermInit(void);
 
 /* perm.c: the descriptor and the metapage */
 extern Buffer PermReadMetaPage(Relation index, int lockmode);
-extern BlockNumber PermGetRoot(Relation index, PermState *state, int table, int target_level,
+extern BlockNumber PermGetRoot(PermState *state, int table, int target_level,
 							   int *level);
 extern void PermMetaSnapshot(Relation index, PermTable *tables, int *ntables);
 extern bool PermMetaGetGrowth(Page metapage, PermMetaGrowth *growth);
@@ -589,6 +592,9 @@ extern void PermMetaSetCode(Page metapage, const PermMetaCode *code);
 extern bool PermMetaGetStore(Page metapage, PermMetaStore *store);
 extern void PermMetaSetStore(Page metapage, const PermMetaStore *store);
 extern PermState *PermGetState(Relation index);
+extern int	PermCodeColumn(Relation index);
+extern int	PermTenantColumns(Relation index);
+extern bool PermIndexIsWide(Relation index);
 extern void PermForgetState(Relation index);
 
 
@@ -611,8 +617,8 @@ extern PGDLLEXPORT void simhash_perm_build_worker(struct dsm_segment *seg,
 /* permbuildparallel.c */
 typedef struct PermParallel PermParallel;
 typedef struct PermStoreBuild PermStoreBuild;	/* permwidestore.c */
-extern bool PermStoreFindCode(Relation index, PermState *state, ItemPointer tid, char *words);
-extern VarBit *PermStoreCodeBits(Relation index, PermState *state, ItemPointer tid);
+extern bool PermStoreFindCode(PermState *state, ItemPointer tid, char *words);
+extern VarBit *PermStoreCodeBits(PermState *state, ItemPointer tid);
 
 /* permstore.c */
 struct SimhashVoter;
@@ -752,16 +758,16 @@ extern void PermStoreBuildWrite(PermStoreBuild *sb, Relation index,
 								ForkNumber fork, int width,
 								PermMetaStore *store);
 extern void PermStoreBuildEnd(PermStoreBuild *sb);
-extern void PermStoreAppend(Relation index, PermState *state, ItemPointer tid,
+extern void PermStoreAppend(PermState *state, ItemPointer tid,
 							const VarBit *code);
-extern void PermStoreReadRowsWithoutCode(Relation index,
+extern void PermStoreReadRowsWithoutCode(PermState *state,
 										 BufferAccessStrategy strategy,
 										 void (*callback) (void *arg, ItemPointer tid),
 										 void *arg);
 extern void PermStoreVacuum(Relation index, BufferAccessStrategy strategy,
 							IndexBulkDeleteCallback callback,
 							void *callback_state);
-extern Buffer PermStoreReadPage(Relation index, PermState *state, BlockNumber from,
+extern Buffer PermStoreReadPage(PermState *state, BlockNumber from,
 								BlockNumber blkno, bool nulls, int lockmode,
 								BufferAccessStrategy strategy);
 extern void PermStoreCheck(Relation index, bool nulls, int64 *pages,
@@ -772,17 +778,17 @@ extern void PermStoreCheck(Relation index, bool nulls, int64 *pages,
 						   void *arg);
 
 /* permdescend.c */
-extern double PermProbePages(Relation index, PermState *state, int table, int root_level);
-extern Buffer PermLeftmostPage(Relation index, PermState *state, int table, int target_level);
-extern void PermPrefetchLeaf(Relation index, PermState *state, int table, const KeyTid *key);
-extern Buffer PermDescend(Relation index, PermState *state, int table, const KeyTid *key,
+extern double PermProbePages(PermState *state, int table, int root_level);
+extern Buffer PermLeftmostPage(PermState *state, int table, int target_level);
+extern void PermPrefetchLeaf(PermState *state, int table, const KeyTid *key);
+extern Buffer PermDescend(PermState *state, int table, const KeyTid *key,
 						  int target_level, int lockmode);
-extern void PermProbeRange(Relation index, PermState *state, int table, uint64 lo, uint64 hi,
+extern void PermProbeRange(PermState *state, int table, uint64 lo, uint64 hi,
 						   uint64 query_key, uint16 query_extra,
 						   int max_distance, PermMatchCallback callback,
 						   void *arg, PermPinList *pins);
-extern void PermProbeRanges(Relation index, PermState *state, int table, const uint64 *lo, int n,
-							uint64 low_mask, uint64 query_key,
+extern void PermProbeRanges(PermState *state, int table, const uint64 *lo,
+							int n, uint64 low_mask, uint64 query_key,
 							uint16 query_extra, int max_distance,
 							PermMatchCallback callback, void *arg,
 							PermPinList *pins);
@@ -794,15 +800,16 @@ pg_noreturn extern void PermReportCorruption(Relation index, BlockNumber blkno,
 extern const KeyTid PermMinKey;
 extern PermPageOpaque PermCheckPageHeader(Relation index, Buffer buf,
 										  const char *what);
-extern void PermCheckPage(Relation index, PermState *state, Buffer buf, int table, int level);
-extern Buffer PermReadPageRecent(Relation index, PermState *state, BlockNumber blkno,
+extern void PermCheckPage(PermState *state, Buffer buf, int table, int level);
+extern Buffer PermReadPageRecent(PermState *state, BlockNumber blkno,
 								 Buffer *recent, int lockmode, int table,
 								 int level);
-extern Buffer PermReadPage(Relation index, PermState *state, BlockNumber from, BlockNumber blkno,
-						   int lockmode, int table, int level);
-extern Buffer PermStepRight(Relation index, PermState *state, Buffer buf, int lockmode,
+extern Buffer PermReadPage(PermState *state, BlockNumber from,
+						   BlockNumber blkno, int lockmode, int table,
+						   int level);
+extern Buffer PermStepRight(PermState *state, Buffer buf, int lockmode,
 							int64 *steps);
-extern void PermCountStep(Relation index, PermState *state, BlockNumber blkno, int64 *steps);
+extern void PermCountStep(PermState *state, BlockNumber blkno, int64 *steps);
 extern void PermInitPage(Page page, uint16 flags, uint16 table, uint16 level);
 extern Buffer PermNewBuffer(Relation index, ForkNumber forknum);
 extern void PermReadInternalEntry(Page page, int i, KeyTid *out,
@@ -821,14 +828,11 @@ extern double PermLayoutPageCount(Relation index);
 
 
 /* permwidescan.c */
-extern void PermWideProbeTenant(Relation index, PermState *state, int t, uint64 tenant,
+extern void PermWideProbeTenant(PermState *state, int t, uint64 tenant,
 								uint64 key, uint16 extra, int radius,
 								PermMatchCallback callback, void *arg,
 								PermPinList *pins);
-extern int	PermWideTenantNextTable(const PermLayout *layout, int t,
-									int *rest);
-extern int	PermWideTenantTables(const PermLayout *layout);
-extern void PermWideTenantDistances(Relation index, PermState *state, uint64 tenant,
+extern void PermWideTenantDistances(PermState *state, uint64 tenant,
 									const uint64 *keys, const uint16 *extras,
 									double rows, MemoryContext tmp,
 									void (*callback) (void *arg,

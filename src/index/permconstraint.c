@@ -58,6 +58,7 @@
 #include "utils/snapmgr.h"
 
 #include "index/perm.h"
+#include "index/permoptions.h"
 
 PG_FUNCTION_INFO_V1(simhash_near_duplicate);
 

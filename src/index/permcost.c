@@ -425,10 +425,11 @@ permcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 		 * largest.
 		 */
 		if (path->indexorderbys == NIL)
-			probe_pages += probes * PermProbePages(rel, state, t, tables[t].root_level);
+			probe_pages += probes * PermProbePages(state, t,
+												   tables[t].root_level);
 		else if (ring > 0 && (t == ring_tables - 1 || !PermRingsByTable(layout)))
 			probe_pages += (probes - simhash_count_within(p, ring - 1)) *
-				PermProbePages(rel, state, t, tables[t].root_level);
+				PermProbePages(state, t, tables[t].root_level);
 	}
 	index_close(rel, NoLock);
 
@@ -578,7 +579,7 @@ PermSampleNearPairs(Relation index, int k, double *pairs)
 		/* a page added by an insert that did not finish holds nothing */
 		if (!PageIsNew(page) && !PermPageIsStore(index, buf))
 		{
-			PermCheckPage(index, state, buf, -1, -1);
+			PermCheckPage(state, buf, -1, -1);
 			/* a page of the current layout's trees only (permgrow.c) */
 			if (PermPageIsLeaf(page) &&
 				(PermPageGetOpaque(page)->flags & PERM_ODD_LAYOUT) == layout_flag)

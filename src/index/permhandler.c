@@ -24,6 +24,7 @@
 #include "utils/rel.h"
 
 #include "index/perm.h"
+#include "index/permoptions.h"
 #include "index/tree/permleaf.h"
 
 PG_FUNCTION_INFO_V1(simhash_perm_handler);

@@ -145,9 +145,10 @@ apply_fragments(Page page, const char *delta, int len)
  * the record.
  */
 static void
-leaves_append_logged(Relation index, PermState *state, int n,
+leaves_append_logged(PermState *state, int n,
 					 LeafAppend *las, const KeyTid *keys)
 {
+	Relation	index = state->index;
 	bool		needwal = RelationNeedsWAL(index);
 	int			lens[MAX_GENERIC_XLOG_PAGES];
 	int			i;
@@ -374,7 +375,7 @@ make_new_root(Page newroot, BlockNumber rootblk, Page metapage, int table,
 	meta->tables[table].root_level = level + 1;
 }
 
-static void complete_split(Relation index, PermState *state, int table, Buffer buf,
+static void complete_split(PermState *state, int table, Buffer buf,
 						   const KeyTid *sep, BlockNumber rblkno,
 						   bool maybe_done);
 
@@ -384,9 +385,10 @@ static void complete_split(Relation index, PermState *state, int table, Buffer b
  * new page to the parent, unless a new root was made.
  */
 static void
-split_and_add(Relation index, PermState *state, int table, Buffer buf, const KeyTid *key,
+split_and_add(PermState *state, int table, Buffer buf, const KeyTid *key,
 			  BlockNumber child)
 {
+	Relation	index = state->index;
 	PermPageOpaque opaque = PermPageGetOpaque(BufferGetPage(buf));
 	int			level = opaque->level;
 	bool		was_root = (opaque->flags & PERM_ROOT) != 0;
@@ -458,20 +460,21 @@ split_and_add(Relation index, PermState *state, int table, Buffer buf, const Key
 	 * The left page stays locked while the downlink goes in, so no one else
 	 * can split it meanwhile (the flag then still describes this split).
 	 */
-	complete_split(index, state, table, buf, &sep, rblkno, false);
+	complete_split(state, table, buf, &sep, rblkno, false);
 	UnlockReleaseBuffer(buf);
 }
 
 /* Add a downlink to the locked internal page in buf, splitting if full */
 static void
-add_to_internal(Relation index, PermState *state, int table, Buffer buf, const KeyTid *key,
+add_to_internal(PermState *state, int table, Buffer buf, const KeyTid *key,
 				BlockNumber child)
 {
+	Relation	index = state->index;
 	GenericXLogState *xlog;
 
 	if (PermPageGetOpaque(BufferGetPage(buf))->nentries >= PERM_INTERNAL_CAPACITY)
 	{
-		split_and_add(index, state, table, buf, key, child);
+		split_and_add(state, table, buf, key, child);
 		return;
 	}
 	xlog = GenericXLogStart(index);
@@ -504,9 +507,10 @@ has_downlink(Page page, BlockNumber child)
  * finished its own incomplete split first if it has one.
  */
 static Buffer
-descend_for_insert(Relation index, PermState *state, int table, const KeyTid *key, int level)
+descend_for_insert(PermState *state, int table, const KeyTid *key, int level)
 {
-	Buffer		buf = PermDescend(index, state, table, key, level, BUFFER_LOCK_EXCLUSIVE);
+	Buffer		buf = PermDescend(state, table, key, level,
+								  BUFFER_LOCK_EXCLUSIVE);
 	PermPageOpaque opaque = PermPageGetOpaque(BufferGetPage(buf));
 
 	if (opaque->flags & PERM_INCOMPLETE_SPLIT)
@@ -515,7 +519,7 @@ descend_for_insert(Relation index, PermState *state, int table, const KeyTid *ke
 
 		sep.key = opaque->hikey;
 		sep.tid = opaque->hikey_tid;
-		complete_split(index, state, table, buf, &sep, opaque->rightlink, true);
+		complete_split(state, table, buf, &sep, opaque->rightlink, true);
 	}
 	return buf;
 }
@@ -528,17 +532,18 @@ descend_for_insert(Relation index, PermState *state, int table, const KeyTid *ke
  * the downlink present (maybe_done) and only clears the flag.
  */
 static void
-complete_split(Relation index, PermState *state, int table, Buffer buf, const KeyTid *sep,
+complete_split(PermState *state, int table, Buffer buf, const KeyTid *sep,
 			   BlockNumber rblkno, bool maybe_done)
 {
+	Relation	index = state->index;
 	int			level = PermPageGetOpaque(BufferGetPage(buf))->level;
-	Buffer		pbuf = descend_for_insert(index, state, table, sep, level + 1);
+	Buffer		pbuf = descend_for_insert(state, table, sep, level + 1);
 	GenericXLogState *xlog;
 
 	if (maybe_done && has_downlink(BufferGetPage(pbuf), rblkno))
 		UnlockReleaseBuffer(pbuf);
 	else
-		add_to_internal(index, state, table, pbuf, sep, rblkno);
+		add_to_internal(state, table, pbuf, sep, rblkno);
 
 	xlog = GenericXLogStart(index);
 	PermPageGetOpaque(GenericXLogRegisterBuffer(xlog, buf, 0))->flags &=
@@ -548,20 +553,20 @@ complete_split(Relation index, PermState *state, int table, Buffer buf, const Ke
 
 /* Insert one (permuted key, TID) entry into a table */
 static void
-insert_entry(Relation index, PermState *state, int table, const KeyTid *key)
+insert_entry(PermState *state, int table, const KeyTid *key)
 {
-	Buffer		buf = descend_for_insert(index, state, table, key, 0);
+	Buffer		buf = descend_for_insert(state, table, key, 0);
 
 	if (PermLeafHasRoom(BufferGetPage(buf), key))
 	{
 		LeafAppend	la;
 
 		la.buf = buf;
-		leaves_append_logged(index, state, 1, &la, key);
+		leaves_append_logged(state, 1, &la, key);
 		UnlockReleaseBuffer(buf);
 	}
 	else
-		split_and_add(index, state, table, buf, key, InvalidBlockNumber);
+		split_and_add(state, table, buf, key, InvalidBlockNumber);
 }
 
 /*
@@ -572,7 +577,7 @@ insert_entry(Relation index, PermState *state, int table, const KeyTid *key)
  * needed.
  */
 static void
-insert_row(Relation index, PermState *state, const KeyTid *keys)
+insert_row(PermState *state, const KeyTid *keys)
 {
 	int			ntables = state->layout.ntables;
 	int			first;
@@ -580,7 +585,7 @@ insert_row(Relation index, PermState *state, const KeyTid *keys)
 
 	/* every table's leaf on its way into the CPU's caches at once */
 	for (t = 0; t < ntables; t++)
-		PermPrefetchLeaf(index, state, t, &keys[t]);
+		PermPrefetchLeaf(state, t, &keys[t]);
 
 	for (first = 0; first < ntables; first += MAX_GENERIC_XLOG_PAGES)
 	{
@@ -592,8 +597,9 @@ insert_row(Relation index, PermState *state, const KeyTid *keys)
 
 		for (locked = 0; locked < n && room; locked++)
 		{
-			bufs[locked] = PermDescend(index, state, first + locked, &keys[first + locked],
-									   0, BUFFER_LOCK_EXCLUSIVE);
+			bufs[locked] = PermDescend(state, first + locked,
+									   &keys[first + locked], 0,
+									   BUFFER_LOCK_EXCLUSIVE);
 			/* a full leaf, or one with a split to finish: one by one */
 			room = PermLeafHasRoom(BufferGetPage(bufs[locked]),
 								   &keys[first + locked]) &&
@@ -607,7 +613,7 @@ insert_row(Relation index, PermState *state, const KeyTid *keys)
 
 			for (i = 0; i < n; i++)
 				las[i].buf = bufs[i];
-			leaves_append_logged(index, state, n, las, &keys[first]);
+			leaves_append_logged(state, n, las, &keys[first]);
 			for (i = 0; i < n; i++)
 				UnlockReleaseBuffer(bufs[i]);
 		}
@@ -616,7 +622,7 @@ insert_row(Relation index, PermState *state, const KeyTid *keys)
 			for (i = 0; i < locked; i++)
 				UnlockReleaseBuffer(bufs[i]);
 			for (i = 0; i < n; i++)
-				insert_entry(index, state, first + i, &keys[first + i]);
+				insert_entry(state, first + i, &keys[first + i]);
 		}
 	}
 }
@@ -642,7 +648,7 @@ PermInsert(const PermEngine *engine, Relation index, Datum *values,
 		/* the trees hold no NULL code; the store lists its row */
 		if (state->has_store &&
 			!PermTenantValuesNull(index, isnull))
-			PermStoreAppend(index, state, ht_ctid, NULL);
+			PermStoreAppend(state, ht_ctid, NULL);
 		return false;
 	}
 
@@ -659,8 +665,8 @@ PermInsert(const PermEngine *engine, Relation index, Datum *values,
 	 * row in a table then finds its code in the store (PermStoreFindCode)
 	 */
 	if (state->has_codes)
-		PermStoreAppend(index, state, ht_ctid,
+		PermStoreAppend(state, ht_ctid,
 						DatumGetVarBitP(values[state->code_column]));
-	insert_row(index, state, keys);
+	insert_row(state, keys);
 	return false;
 }

@@ -116,6 +116,9 @@ extern int	PermWideTailBits(const PermLayout *layout, int t);
 extern int	PermWideExtraBits(const PermLayout *layout, int t);
 extern bool PermWideEntryHoldsCode(const PermLayout *layout, int t);
 extern int	PermWideTailSubstrings(const PermLayout *layout, int t, int *rest);
+extern int	PermWideTenantNextTable(const PermLayout *layout, int t,
+									int *rest);
+extern int	PermWideTenantTables(const PermLayout *layout);
 extern double PermWideBall(int bits, int radius);
 extern void PermWideModel(const PermLayout *layout, double rows, int radius,
 						  bool filtered, double *probes, double *candidates);

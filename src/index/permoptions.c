@@ -25,6 +25,7 @@
 #include "utils/rel.h"
 #include "utils/varbit.h"
 
+#include "index/perm.h"
 #include "index/permoptions.h"
 
 /* Kind of our reloptions, registered once when the library is loaded */
@@ -211,35 +212,6 @@ permoptions(Datum reloptions, bool validate)
 				 errmsg("width %d is out of range", opts->width),
 				 errdetail("width must be between 1 and %d.", PERM_MAX_WIDTH)));
 	return (bytea *) opts;
-}
-
-/* The code's column of the index (0-based): the last key column */
-int
-PermCodeColumn(Relation index)
-{
-	return IndexRelationGetNumberOfKeyAttributes(index) - 1;
-}
-
-/*
- * Leading equality columns of the index (permtenant.c): all key columns
- * but the last
- */
-int
-PermTenantColumns(Relation index)
-{
-	return IndexRelationGetNumberOfKeyAttributes(index) - 1;
-}
-
-/*
- * Is the index laid out by multi-index hashing?  An index on bit(n) codes
- * is, and one with leading equality columns, whatever its code
- * (permtenant.c).
- */
-bool
-PermIndexIsWide(Relation index)
-{
-	return index->rd_opcintype[PermCodeColumn(index)] == BITOID ||
-		PermTenantColumns(index) > 0;
 }
 
 /*

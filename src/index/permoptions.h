@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * permoptions.h
- *		simhash_perm: what the catalog says of an index (permoptions.c): the
- *		code column and its kind, the leading columns, the options.
+ *		simhash_perm: an index's options (permoptions.c), read and checked
+ *		against its code type.  Its columns are the descriptor's (perm.c).
  *
  * IDENTIFICATION
  *	  src/index/permoptions.h
@@ -47,9 +47,6 @@ typedef struct PermOptions
 
 extern void PermOptionsInit(void);
 extern bytea *permoptions(Datum reloptions, bool validate);
-extern bool PermIndexIsWide(Relation index);
-extern int	PermCodeColumn(Relation index);
-extern int	PermTenantColumns(Relation index);
 extern bool PermRadiusOption(Relation index, int *radius,
 							 const char **name);
 extern int	PermFingerprintRadius(Relation index);

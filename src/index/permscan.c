@@ -336,7 +336,7 @@ permgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 		 * entry in each table, so the whole of table 0 is every row with a
 		 * code, whichever the engine.
 		 */
-		PermProbeRange(scan->indexRelation, state, 0, 0, PG_UINT64_MAX, 0, 0,
+		PermProbeRange(state, 0, 0, PG_UINT64_MAX, 0, 0,
 					   PERM_MAX_HAMMING, add_to_bitmap, &bs, NULL);
 		PermScanReadNullRows(scan, so);
 		tbm_add_tuples(tbm, so->nulls.tids, (int) so->nulls.n, true);
@@ -450,6 +450,23 @@ compare_tids(const void *a, const void *b)
 	return ItemPointerCompare((ItemPointer) a, (ItemPointer) b);
 }
 
+/* Append a TID to a list allocated in cxt */
+void
+PermTidListAdd(PermTidList *list, MemoryContext cxt, ItemPointer tid)
+{
+	if (list->n == list->max)
+	{
+		list->max = Max(64, list->max * 2);
+		if (list->tids == NULL)
+			list->tids = MemoryContextAllocHuge(cxt,
+												list->max * sizeof(ItemPointerData));
+		else
+			list->tids = repalloc_huge(list->tids,
+									   list->max * sizeof(ItemPointerData));
+	}
+	list->tids[list->n++] = *tid;
+}
+
 /* Sort n TIDs and drop repeats; returns how many are left */
 int64
 PermTidsSortUnique(ItemPointer tids, int64 n)
@@ -493,14 +510,14 @@ add_row_without_code(void *arg, ItemPointer tid)
  * (PermStoreReadRowsWithoutCode)
  */
 void
-PermTidListAddRowsWithoutCode(Relation index, PermTidList *list,
+PermTidListAddRowsWithoutCode(PermState *state, PermTidList *list,
 							  MemoryContext cxt, BufferAccessStrategy strategy)
 {
 	RowsWithoutCode r;
 
 	r.list = list;
 	r.cxt = cxt;
-	PermStoreReadRowsWithoutCode(index, strategy, add_row_without_code, &r);
+	PermStoreReadRowsWithoutCode(state, strategy, add_row_without_code, &r);
 }
 
 /*
@@ -515,7 +532,7 @@ PermTidListAddRowsWithoutCode(Relation index, PermTidList *list,
 void
 PermScanReadNullRows(IndexScanDesc scan, PermScanOpaque so)
 {
-	PermTidListAddRowsWithoutCode(scan->indexRelation, &so->nulls, so->cxt,
+	PermTidListAddRowsWithoutCode(so->state, &so->nulls, so->cxt,
 								  NULL);
 }
 

@@ -129,23 +129,6 @@ typedef struct PermSearchState
 	PermPinList *pins;			/* leaves to keep pinned, or NULL */
 } PermSearchState;
 
-/* Append a TID to a list allocated in cxt */
-static inline void
-PermTidListAdd(PermTidList *list, MemoryContext cxt, ItemPointer tid)
-{
-	if (list->n == list->max)
-	{
-		list->max = Max(64, list->max * 2);
-		if (list->tids == NULL)
-			list->tids = MemoryContextAllocHuge(cxt,
-												list->max * sizeof(ItemPointerData));
-		else
-			list->tids = repalloc_huge(list->tids,
-									   list->max * sizeof(ItemPointerData));
-	}
-	list->tids[list->n++] = *tid;
-}
-
 /* permtablescan.c */
 extern void PermSearch(IndexScanDesc scan, PermMatchCallback callback, void *arg,
 					   PermPinList *pins);
@@ -157,6 +140,8 @@ extern int64 PermNeighbourKeys(uint64 key, int high_bit, int low_bit,
 extern bool PermQualsToQueries(IndexScanDesc scan, PermState *state,
 							   PermQuery *queries, int first);
 extern int64 PermTidsSortUnique(ItemPointer tids, int64 n);
+extern void PermTidListAdd(PermTidList *list, MemoryContext cxt,
+						   ItemPointer tid);
 extern void PermTidListSortUnique(PermTidList *list);
 extern void PermSearchCenter(Relation index, uint64 center, int radius,
 							 PermTidList *found);
@@ -174,7 +159,7 @@ extern void PermWideEndScan(IndexScanDesc scan);
 
 /* permwidestore.c */
 typedef struct PermStoreScan PermStoreScan;
-extern PermStoreScan *PermStoreScanBegin(Relation index, PermState *state,
+extern PermStoreScan *PermStoreScanBegin(PermState *state,
 										 const VarBit *center,
 										 const PermWideQual *quals, int nquals,
 										 int from, int cap,
@@ -184,10 +169,10 @@ extern bool PermStoreScanNext(PermStoreScan *ss, ItemPointer tid,
 							  int *distance);
 extern void PermRefuseScanWithoutTenant(Relation index);
 extern uint64 PermEqualityValue(ScanKey sk);
-extern void PermSearchConstraint(Relation index, PermState *state,
+extern void PermSearchConstraint(PermState *state,
 								 uint64 center, int radius,
 								 PermTidList *found, PermPinList *pins);
-extern void PermTidListAddRowsWithoutCode(Relation index, PermTidList *list,
+extern void PermTidListAddRowsWithoutCode(PermState *state, PermTidList *list,
 										  MemoryContext cxt,
 										  BufferAccessStrategy strategy);
 extern void PermStoreScanNulls(PermStoreScan *ss, PermTidList *nulls,

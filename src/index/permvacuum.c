@@ -76,7 +76,7 @@ static void
 measure_skew(Relation index, int table, int prefix_bits, PermSkew *skew)
 {
 	PermState  *state = PermGetState(index);
-	Buffer		buf = PermLeftmostPage(index, state, table, 1);
+	Buffer		buf = PermLeftmostPage(state, table, 1);
 	int64		steps = 0;
 	int64		run = 0;
 	bool		run_one_key = true;
@@ -117,7 +117,7 @@ measure_skew(Relation index, int table, int prefix_bits, PermSkew *skew)
 		}
 		if (PermPageIsRightmost(page))
 			break;
-		buf = PermStepRight(index, state, buf, BUFFER_LOCK_SHARE, &steps);
+		buf = PermStepRight(state, buf, BUFFER_LOCK_SHARE, &steps);
 	}
 	UnlockReleaseBuffer(buf);
 }
@@ -146,7 +146,7 @@ report_skew(Relation index)
 		PermSkew	skew;
 		int			level;
 
-		(void) PermGetRoot(index, state, t, 1, &level);
+		(void) PermGetRoot(state, t, 1, &level);
 		if (level < 1)
 			continue;			/* a table of one leaf */
 		measure_skew(index, t, state->layout.prefix_bits[t], &skew);
@@ -279,7 +279,7 @@ vacuum_scan(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 				UnlockReleaseBuffer(buf);
 				continue;
 			}
-			PermCheckPage(index, state, buf, -1, -1);
+			PermCheckPage(state, buf, -1, -1);
 			if ((PermPageGetOpaque(page)->flags & PERM_ODD_LAYOUT) != layout_flag)
 			{
 				UnlockReleaseBuffer(buf);

@@ -453,3 +453,37 @@ PermWideModel(const PermLayout *layout, double rows, int radius,
 	}
 	*candidates = Min(*candidates, rows);
 }
+
+/*
+ * The table the index-only read goes on with after table t: t + 1 + n, n
+ * the substrings t's tail holds whole; *rest is set to the bits of t's
+ * keys below them, left out of the sum.  Every table without tails, every
+ * other one when each key keeps the next substring whole.
+ */
+int
+PermWideTenantNextTable(const PermLayout *layout, int t, int *rest)
+{
+	return t + 1 + PermWideTailSubstrings(layout, t, rest);
+}
+
+/*
+ * The number of tables the index-only read goes through: one when its
+ * entries hold the whole code
+ */
+int
+PermWideTenantTables(const PermLayout *layout)
+{
+	int			n = 0;
+	int			rest;
+	int			t;
+
+	if (PermWideEntryHoldsCode(layout, 0))
+		return 1;
+	t = 0;
+	while (t < layout->ntables)
+	{
+		t = PermWideTenantNextTable(layout, t, &rest);
+		n++;
+	}
+	return n;
+}

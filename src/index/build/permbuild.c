@@ -44,6 +44,7 @@
 
 #include "fingerprint/fingerprint.h"
 #include "index/perm.h"
+#include "index/permoptions.h"
 #include "index/tree/permleaf.h"
 
 /* Fingerprints are counted bit by bit this many at a time */

@@ -59,6 +59,7 @@
 #include "utils/syscache.h"
 
 #include "index/perm.h"
+#include "index/permoptions.h"
 #include "index/permscan.h"
 #include "type/simhash.h"
 

@@ -166,8 +166,9 @@ wide_next_check(BlockNumber start, BlockNumber nblocks)
  * these: its next_check is a count of them, not a block number.
  */
 static BlockNumber
-tree_blocks(Relation index, PermState *state)
+tree_blocks(PermState *state)
 {
+	Relation	index = state->index;
 	return RelationGetNumberOfBlocks(index) - PermStorePages(state);
 }
 
@@ -215,7 +216,7 @@ PermGrowthAfterBuild(PermMetaGrowth *growth, int64 rows, BlockNumber nblocks,
  * table's permutation.
  */
 static int64
-collect_rows(Relation index, PermState *state, RecStore *rows,
+collect_rows(PermState *state, RecStore *rows,
 			 SimhashVoter *votes)
 {
 	PermPermutation *inverse = palloc(sizeof(PermPermutation));
@@ -232,7 +233,7 @@ collect_rows(Relation index, PermState *state, RecStore *rows,
 		inv[63 - state->layout.bits[0][j]] = 63 - j;
 	PermMakePermutation(inv, inverse);
 
-	buf = PermLeftmostPage(index, state, 0, 0);
+	buf = PermLeftmostPage(state, 0, 0);
 	for (;;)
 	{
 		Page		page = BufferGetPage(buf);
@@ -256,7 +257,7 @@ collect_rows(Relation index, PermState *state, RecStore *rows,
 		}
 		if (PermPageIsRightmost(page))
 			break;
-		buf = PermStepRight(index, state, buf, BUFFER_LOCK_SHARE, &steps);
+		buf = PermStepRight(state, buf, BUFFER_LOCK_SHARE, &steps);
 	}
 	UnlockReleaseBuffer(buf);
 	SimhashVoterAddBatch(votes, batch, nbatch);
@@ -283,11 +284,11 @@ same_layout(const PermLayout *a, const PermLayout *b)
 
 /* The entries of table 0: every row of the index, dead ones included */
 static int64
-count_rows(Relation index, PermState *state)
+count_rows(PermState *state)
 {
 	int64		n = 0;
 	int64		steps = 0;
-	Buffer		buf = PermLeftmostPage(index, state, 0, 0);
+	Buffer		buf = PermLeftmostPage(state, 0, 0);
 
 	for (;;)
 	{
@@ -296,7 +297,7 @@ count_rows(Relation index, PermState *state)
 		n += PermPageGetOpaque(page)->nentries;
 		if (PermPageIsRightmost(page))
 			break;
-		buf = PermStepRight(index, state, buf, BUFFER_LOCK_SHARE, &steps);
+		buf = PermStepRight(state, buf, BUFFER_LOCK_SHARE, &steps);
 	}
 	UnlockReleaseBuffer(buf);
 	return n;
@@ -332,7 +333,7 @@ unpack_substring(const KeyTid *rec)
  * below the tenant's hash)
  */
 static void
-collect_substrings(Relation index, PermState *state, RunSort *rs)
+collect_substrings(PermState *state, RunSort *rs)
 {
 	const PermLayout *layout = &state->layout;
 	int			t;
@@ -342,7 +343,7 @@ collect_substrings(Relation index, PermState *state, RunSort *rs)
 		int			tail = PermWideTailBits(layout, t);
 		uint64		mask = PG_UINT64_MAX >> (64 - layout->prefix_bits[t]);
 		int64		steps = 0;
-		Buffer		buf = PermLeftmostPage(index, state, t, 0);
+		Buffer		buf = PermLeftmostPage(state, t, 0);
 
 		for (;;)
 		{
@@ -365,7 +366,7 @@ collect_substrings(Relation index, PermState *state, RunSort *rs)
 			}
 			if (PermPageIsRightmost(page))
 				break;
-			buf = PermStepRight(index, state, buf, BUFFER_LOCK_SHARE, &steps);
+			buf = PermStepRight(state, buf, BUFFER_LOCK_SHARE, &steps);
 		}
 		UnlockReleaseBuffer(buf);
 	}
@@ -466,10 +467,10 @@ rekey_rows(const PermLayout *old, const PermLayout *layout, RunSort *rs,
  * to the rows.
  */
 static void
-choose_wide_layout(Relation index, PermState *state, int64 *n,
+choose_wide_layout(PermState *state, int64 *n,
 				   PermLayout *layout)
 {
-	*n = count_rows(index, state);
+	*n = count_rows(state);
 	PermWideChooseLayout(state->layout.width, state->layout.tenants,
 						 state->layout.max_distance, 0, 2.0 * (double) *n,
 						 layout);
@@ -480,18 +481,19 @@ choose_wide_layout(Relation index, PermState *state, int64 *n,
  * entries of the current one (state); returns the rows written
  */
 static int64
-write_wide_tables(Relation index, PermState *state, const PermLayout *layout,
+write_wide_tables(PermState *state, const PermLayout *layout,
 				  int64 budget, uint16 flags, BlockNumber *roots,
 				  uint16 *root_levels)
 {
+	Relation	index = state->index;
 	RecStore   *rows[PERM_MAX_TABLES];
 	RunSort    *rs;
 	int64		n;
 	int			t;
 
 	rs = RunSortBegin(budget / 2,
-					  count_rows(index, state) * state->layout.ntables);
-	collect_substrings(index, state, rs);
+					  count_rows(state) * state->layout.ntables);
+	collect_substrings(state, rs);
 	RunSortFinish(rs);
 	for (t = 0; t < layout->ntables; t++)
 		rows[t] = RecStoreBegin(budget / 2 / layout->ntables);
@@ -553,7 +555,7 @@ relayout(Relation index)
 	PermForgetState(index);
 	state = PermGetState(index);
 	if (!state->has_growth || state->growth.next_check == InvalidBlockNumber ||
-		tree_blocks(index, state) < state->growth.next_check)
+		tree_blocks(state) < state->growth.next_check)
 		return;
 
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash_perm relayout",
@@ -566,25 +568,25 @@ relayout(Relation index)
 		 * bit(n) codes: the substrings for the rows now held; the entries,
 		 * whose keys are substrings, give each row's code back
 		 */
-		choose_wide_layout(index, state, &n, &layout);
+		choose_wide_layout(state, &n, &layout);
 		same = same_layout(&layout, &state->layout);
 		if (!same)
 		{
 			growth.layout_start = RelationGetNumberOfBlocks(index);
 			growth.generation++;
-			n = write_wide_tables(index, state, &layout, budget,
+			n = write_wide_tables(state, &layout, budget,
 								  PermLayoutFlag(growth.generation),
 								  roots, root_levels);
 		}
 		growth.next_check = wide_next_check(tree_layout_start(&growth, state),
-											tree_blocks(index, state));
+											tree_blocks(state));
 	}
 	else
 	{
 		rows = RecStoreBegin(budget / 2);
 		votes = palloc(sizeof(SimhashVoter));
 		SimhashVoterInit(votes);
-		n = collect_rows(index, state, rows, votes);
+		n = collect_rows(state, rows, votes);
 		PermChooseLayoutFromVotes(state->layout.max_distance,
 								  state->layout.blocks, votes, n, &layout);
 		same = same_layout(&layout, &state->layout);
@@ -680,7 +682,7 @@ PermGrowMaybeRelayout(Relation index)
 		return;
 	if (++state->inserts % PERM_GROWTH_LOOK_EVERY != 0)
 		return;
-	if (tree_blocks(index, state) < state->growth.next_check)
+	if (tree_blocks(state) < state->growth.next_check)
 		return;
 	if (index->rd_index == NULL || !index->rd_index->indisvalid ||
 		!index->rd_index->indisready)

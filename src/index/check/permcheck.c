@@ -303,7 +303,7 @@ check_level(TableCheck *tc, BlockNumber first, int level, bool root_level,
 	}
 
 	(void) PermLayoutBlocks(index, &layout_start, &layout_flag);
-	buf = PermReadPage(index, state, InvalidBlockNumber, first, BUFFER_LOCK_SHARE,
+	buf = PermReadPage(state, InvalidBlockNumber, first, BUFFER_LOCK_SHARE,
 					   tc->table, level);
 	for (;;)
 	{
@@ -377,7 +377,7 @@ check_level(TableCheck *tc, BlockNumber first, int level, bool root_level,
 			corrupt(tc, blkno, "The rightmost page of its level is marked as an incomplete split.");
 		if (PermPageIsRightmost(page))
 			break;
-		buf = PermStepRight(index, state, buf, BUFFER_LOCK_SHARE, &steps);
+		buf = PermStepRight(state, buf, BUFFER_LOCK_SHARE, &steps);
 	}
 	UnlockReleaseBuffer(buf);
 	if (children != NULL && next_child < nchildren)

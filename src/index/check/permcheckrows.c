@@ -210,7 +210,7 @@ PermCheckLeavesHolding(Relation index, int table, uint64 tid)
 {
 	PermState  *state = PermGetState(index);
 	StringInfoData where;
-	Buffer		buf = PermLeftmostPage(index, state, table, 0);
+	Buffer		buf = PermLeftmostPage(state, table, 0);
 	int64		steps = 0;
 
 	initStringInfo(&where);
@@ -231,7 +231,7 @@ PermCheckLeavesHolding(Relation index, int table, uint64 tid)
 		}
 		if (PermPageIsRightmost(page))
 			break;
-		buf = PermStepRight(index, state, buf, BUFFER_LOCK_SHARE, &steps);
+		buf = PermStepRight(state, buf, BUFFER_LOCK_SHARE, &steps);
 	}
 	UnlockReleaseBuffer(buf);
 	return where.data;

@@ -136,7 +136,7 @@ table_stats(Relation index, int table, int prefix_bits, PermTableStats *st)
 	int64		steps = 0;
 
 	memset(st, 0, sizeof(*st));
-	buf = PermLeftmostPage(index, state, table, 0);
+	buf = PermLeftmostPage(state, table, 0);
 	for (;;)
 	{
 		Page		page = BufferGetPage(buf);
@@ -162,7 +162,7 @@ table_stats(Relation index, int table, int prefix_bits, PermTableStats *st)
 		}
 		if (PermPageIsRightmost(page))
 			break;
-		buf = PermStepRight(index, state, buf, BUFFER_LOCK_SHARE, &steps);
+		buf = PermStepRight(state, buf, BUFFER_LOCK_SHARE, &steps);
 	}
 	UnlockReleaseBuffer(buf);
 	pfree(entries);

@@ -111,8 +111,9 @@ entry_size(PermState *state, bool nulls)
  * nor the page itself.
  */
 static void
-check_page(Relation index, PermState *state, Buffer buf, bool nulls)
+check_page(PermState *state, Buffer buf, bool nulls)
 {
+	Relation	index = state->index;
 	Page		page = BufferGetPage(buf);
 	BlockNumber blkno = BufferGetBlockNumber(buf);
 	PageHeader	hdr = (PageHeader) page;
@@ -145,10 +146,11 @@ check_page(Relation index, PermState *state, Buffer buf, bool nulls)
  * the relation, and not to the metapage or back to from
  */
 Buffer
-PermStoreReadPage(Relation index, PermState *state, BlockNumber from,
+PermStoreReadPage(PermState *state, BlockNumber from,
 				  BlockNumber blkno, bool nulls, int lockmode,
 				  BufferAccessStrategy strategy)
 {
+	Relation	index = state->index;
 	Buffer		buf;
 
 	if (blkno == PERM_METAPAGE_BLKNO || blkno == InvalidBlockNumber ||
@@ -168,7 +170,7 @@ PermStoreReadPage(Relation index, PermState *state, BlockNumber from,
 	}
 	buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
 	LockBuffer(buf, lockmode);
-	check_page(index, state, buf, nulls);
+	check_page(state, buf, nulls);
 	return buf;
 }
 
@@ -591,9 +593,10 @@ append_new_page(Relation index, Buffer buf, const char *entry, int esize,
  * locks a child before the metapage.
  */
 void
-PermStoreAppend(Relation index, PermState *state, ItemPointer tid,
+PermStoreAppend(PermState *state, ItemPointer tid,
 				const VarBit *code)
 {
+	Relation	index = state->index;
 	bool		nulls = (code == NULL);
 	int			esize = entry_size(state, nulls);
 	char		entry[PermStoreEntrySize(PERM_MAX_WIDTH)];
@@ -609,7 +612,7 @@ PermStoreAppend(Relation index, PermState *state, ItemPointer tid,
 		make_entry(entry, state->store.width, tid, code);
 	}
 
-	buf = PermStoreReadPage(index, state, InvalidBlockNumber, blkno, nulls,
+	buf = PermStoreReadPage(state, InvalidBlockNumber, blkno, nulls,
 							BUFFER_LOCK_EXCLUSIVE, NULL);
 	while (!PermPageIsRightmost(BufferGetPage(buf)))
 	{
@@ -617,8 +620,8 @@ PermStoreAppend(Relation index, PermState *state, ItemPointer tid,
 
 		blkno = PermPageGetOpaque(BufferGetPage(buf))->rightlink;
 		UnlockReleaseBuffer(buf);
-		PermCountStep(index, state, blkno, &steps);
-		buf = PermStoreReadPage(index, state, from, blkno, nulls,
+		PermCountStep(state, blkno, &steps);
+		buf = PermStoreReadPage(state, from, blkno, nulls,
 								BUFFER_LOCK_EXCLUSIVE, NULL);
 	}
 	if (nulls)
@@ -648,11 +651,11 @@ PermStoreAppend(Relation index, PermState *state, ItemPointer tid,
  * (src/planner/scanpaths.c), and a scan asked all the same is refused.
  */
 void
-PermStoreReadRowsWithoutCode(Relation index, BufferAccessStrategy strategy,
+PermStoreReadRowsWithoutCode(PermState *state, BufferAccessStrategy strategy,
 							 void (*callback) (void *arg, ItemPointer tid),
 							 void *arg)
 {
-	PermState  *state = PermGetState(index);
+	Relation	index = state->index;
 	BlockNumber from = InvalidBlockNumber;
 	BlockNumber blkno;
 	int64		steps = 0;
@@ -673,7 +676,7 @@ PermStoreReadRowsWithoutCode(Relation index, BufferAccessStrategy strategy,
 					i;
 
 		CHECK_FOR_INTERRUPTS();
-		buf = PermStoreReadPage(index, state, from, blkno, true, BUFFER_LOCK_SHARE,
+		buf = PermStoreReadPage(state, from, blkno, true, BUFFER_LOCK_SHARE,
 								strategy);
 		page = BufferGetPage(buf);
 		n = PermPageGetOpaque(page)->nentries;
@@ -689,7 +692,7 @@ PermStoreReadRowsWithoutCode(Relation index, BufferAccessStrategy strategy,
 		blkno = PermPageGetOpaque(page)->rightlink;
 		UnlockReleaseBuffer(buf);
 		if (blkno != InvalidBlockNumber)
-			PermCountStep(index, state, blkno, &steps);
+			PermCountStep(state, blkno, &steps);
 	}
 }
 
@@ -768,14 +771,14 @@ PermStoreVacuum(Relation index, BufferAccessStrategy strategy,
 			Buffer		buf;
 
 			SimhashVacuumDelayPoint();
-			buf = PermStoreReadPage(index, state, from, blkno, nulls,
+			buf = PermStoreReadPage(state, from, blkno, nulls,
 									BUFFER_LOCK_EXCLUSIVE, strategy);
 			vacuum_page(index, buf, esize, callback, callback_state);
 			from = blkno;
 			blkno = PermPageGetOpaque(BufferGetPage(buf))->rightlink;
 			UnlockReleaseBuffer(buf);
 			if (blkno != InvalidBlockNumber)
-				PermCountStep(index, state, blkno, &steps);
+				PermCountStep(state, blkno, &steps);
 		}
 	}
 }
@@ -825,7 +828,7 @@ PermStoreCheck(Relation index, bool nulls, int64 *pages, int64 *entries,
 					i;
 
 		CHECK_FOR_INTERRUPTS();
-		buf = PermStoreReadPage(index, state, from, blkno, nulls, BUFFER_LOCK_SHARE,
+		buf = PermStoreReadPage(state, from, blkno, nulls, BUFFER_LOCK_SHARE,
 								NULL);
 		page = BufferGetPage(buf);
 		n = PermPageGetOpaque(page)->nentries;
@@ -872,7 +875,7 @@ PermStoreCheck(Relation index, bool nulls, int64 *pages, int64 *entries,
 		UnlockReleaseBuffer(buf);
 		if (blkno == InvalidBlockNumber)
 			break;
-		PermCountStep(index, state, blkno, &steps);
+		PermCountStep(state, blkno, &steps);
 	}
 	if (*pages != (nulls ? store.null_pages : store.pages))
 		PermReportCorruption(index, PERM_METAPAGE_BLKNO,

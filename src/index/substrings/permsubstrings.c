@@ -70,21 +70,22 @@ static bool
 substrings_constraint_match(IndexScanDesc scan)
 {
 	PermScanOpaque so = (PermScanOpaque) scan->opaque;
-	Relation	index = scan->indexRelation;
 	PermState  *state = so->state;
 	int			code = state->code_column;
+
+	/* the new row's code and the constraint's radius: its ~=, prepared */
+	const PermWideQual *qual = &so->wide_quals[0];
 	Datum		values[INDEX_MAX_KEYS];
 	bool		isnull[INDEX_MAX_KEYS];
 
+	Assert(so->nquals == 1);
 	if (state->has_codes)
 	{
-		VarBit	   *stored = PermStoreCodeBits(index, state, &scan->xs_heaptid);
+		VarBit	   *stored = PermStoreCodeBits(state, &scan->xs_heaptid);
 
 		/* not in the store: an insert cut short, its row dead */
 		if (stored == NULL ||
-			simhash_bit_distance(stored,
-								 PermCodeBits(state->code_bits, scan->keyData[code].sk_argument)) >
-			PermConstraintRadius(scan, state))
+			simhash_bit_distance(stored, qual->code) > qual->radius)
 			return false;
 		/* within the radius: without leading columns, a conflict */
 		if (state->layout.tenants == 0)
@@ -97,8 +98,7 @@ substrings_constraint_match(IndexScanDesc scan)
 		isnull[code] || !PermTenantRowMatches(scan, values, isnull))
 		return false;
 	return simhash_bit_distance(PermCodeBits(state->code_bits, values[code]),
-								PermCodeBits(state->code_bits, scan->keyData[code].sk_argument)) <=
-		PermConstraintRadius(scan, state);
+								qual->code) <= qual->radius;
 }
 
 /*

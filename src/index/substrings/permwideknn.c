@@ -392,7 +392,7 @@ tenant_rows(Relation index, PermWideOrder *wo)
 	uint64		lo = wo->tenant | (wo->keys[0] & ~low & PERM_TENANT_CODE_MASK);
 	double		n = 0;
 
-	PermProbeRange(index, wo->state, 0, lo, lo | low, 0, 0, PERM_MAX_HAMMING,
+	PermProbeRange(wo->state, 0, lo, lo | low, 0, 0, PERM_MAX_HAMMING,
 				   count_entry, &n, NULL);
 	return n * ldexp(1.0, share);
 }
@@ -554,7 +554,7 @@ file_pending(IndexScanDesc scan, PermWideOrder *wo)
 			 * the code from the store: no row read, no expression computed;
 			 * a row the store lacks is an insert cut short, its row dead
 			 */
-			VarBit	   *stored = PermStoreCodeBits(scan->indexRelation, wo->state, tid);
+			VarBit	   *stored = PermStoreCodeBits(wo->state, tid);
 
 			if (stored != NULL)
 				file_row(scan, wo, tid, PointerGetDatum(stored), NULL);
@@ -609,7 +609,7 @@ store_begin(IndexScanDesc scan, PermScanOpaque so, PermWideOrder *wo)
 	MemoryContext old = MemoryContextSwitchTo(so->cxt);
 	int			d;
 
-	wo->store = PermStoreScanBegin(scan->indexRelation, wo->state, wo->center, wo->quals,
+	wo->store = PermStoreScanBegin(wo->state, wo->center, wo->quals,
 								   wo->nquals, wo->emit_d, wo->cap,
 								   handed > 0 ? at->tids : NULL, handed);
 	MemoryContextSwitchTo(old);
@@ -704,20 +704,21 @@ sweep_whole_code(void *arg, ItemPointer tid, uint64 key, int distance)
 static void
 read_tenant(IndexScanDesc scan, PermWideOrder *wo)
 {
-	Relation	index = scan->indexRelation;
 	double		before = wo->read;
 
 	if (wo->first_ring)
-		PermWideProbeTenant(index, wo->state, 0, wo->tenant, wo->keys[0], wo->extras[0],
-							PERM_MAX_HAMMING, sweep_whole_code, wo, NULL);
+		PermWideProbeTenant(wo->state, 0, wo->tenant, wo->keys[0],
+							wo->extras[0], PERM_MAX_HAMMING, sweep_whole_code,
+							wo, NULL);
 	else if (wo->nquals == 0 && wo->center != NULL)
-		PermWideTenantDistances(index, wo->state, wo->tenant, wo->keys, wo->extras,
+		PermWideTenantDistances(wo->state, wo->tenant, wo->keys, wo->extras,
 								wo->rows, wo->tmp, file_tenant_row, wo);
 	else if (wo->center != NULL)
-		PermWideProbeTenant(index, wo->state, 0, wo->tenant, wo->keys[0], wo->extras[0],
-							key_bound(wo), collect_pending, wo, NULL);
+		PermWideProbeTenant(wo->state, 0, wo->tenant, wo->keys[0],
+							wo->extras[0], key_bound(wo), collect_pending, wo,
+							NULL);
 	else
-		PermWideProbeTenant(index, wo->state, 0, wo->tenant, 0, 0, PERM_MAX_HAMMING,
+		PermWideProbeTenant(wo->state, 0, wo->tenant, 0, 0, PERM_MAX_HAMMING,
 							collect_pending, wo, NULL);
 	file_pending(scan, wo);
 	drop_deferred(wo);			/* not seen, so filed above */
@@ -791,7 +792,7 @@ read_next(IndexScanDesc scan, PermScanOpaque so, PermWideOrder *wo)
 		keys[i] = (keys[i] << tail) | wo->tenant;
 	met_before = wo->met;
 	wo->ring_table = t;
-	PermProbeRanges(scan->indexRelation, wo->state, t, keys, (int) n,
+	PermProbeRanges(wo->state, t, keys, (int) n,
 					(UINT64CONST(1) << tail) - 1, wo->keys[t] | wo->tenant,
 					wo->extras[t], key_bound(wo), collect_ring, wo, NULL);
 	pfree(keys);

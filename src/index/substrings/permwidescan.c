@@ -69,7 +69,7 @@ PermWideTableLeaves(Relation index, int m)
  * substring alone, at rho when read whole.
  */
 static void
-probe_ball(Relation index, PermState *state, int t, uint64 key, uint16 extra, int rho,
+probe_ball(PermState *state, int t, uint64 key, uint16 extra, int rho,
 		   int radius, uint64 tenant, double leaves,
 		   PermMatchCallback callback, void *arg, PermPinList *pins)
 {
@@ -82,7 +82,7 @@ probe_ball(Relation index, PermState *state, int t, uint64 key, uint16 extra, in
 
 	if (PermWideBall(bits, rho) > 2 * leaves)
 	{
-		PermWideProbeTenant(index, state, t, tenant, key, extra,
+		PermWideProbeTenant(state, t, tenant, key, extra,
 							tail > 0 ? radius : rho, callback, arg, pins);
 		return;
 	}
@@ -91,7 +91,7 @@ probe_ball(Relation index, PermState *state, int t, uint64 key, uint16 extra, in
 	n = PermNeighbourKeys(key >> tail, bits - 1, 0, rho, false, ranges);
 	for (i = 0; i < n; i++)
 		ranges[i] = (ranges[i] << tail) | tenant;
-	PermProbeRanges(index, state, t, ranges, (int) n, (UINT64CONST(1) << tail) - 1,
+	PermProbeRanges(state, t, ranges, (int) n, (UINT64CONST(1) << tail) - 1,
 					key | tenant, extra, tail > 0 ? radius : PERM_MAX_HAMMING,
 					callback, arg, pins);
 	pfree(ranges);
@@ -224,9 +224,9 @@ PermWideSearch(IndexScanDesc scan, PermMatchCallback callback, void *arg,
 		PermTidList nulls = {0};
 		int64		i;
 
-		PermWideProbeTenant(index, state, 0, tenant, 0, 0, PERM_MAX_HAMMING,
+		PermWideProbeTenant(state, 0, tenant, 0, 0, PERM_MAX_HAMMING,
 							callback, arg, pins);
-		PermTidListAddRowsWithoutCode(index, &nulls, CurrentMemoryContext,
+		PermTidListAddRowsWithoutCode(state, &nulls, CurrentMemoryContext,
 									  NULL);
 		for (i = 0; i < nulls.n; i++)
 			callback(arg, &nulls.tids[i], 0, 0);
@@ -238,7 +238,7 @@ PermWideSearch(IndexScanDesc scan, PermMatchCallback callback, void *arg,
 		int			rho = PermWideProbeRadius(layout->ntables, query->radius, t);
 
 		if (rho >= 0)
-			probe_ball(index, state, t, keys[t], extras[t],
+			probe_ball(state, t, keys[t], extras[t],
 					   Min(rho, layout->prefix_bits[t]), query->radius, tenant,
 					   leaves, callback, arg, pins);
 	}
@@ -281,7 +281,7 @@ typedef struct SubstringSum
  * columns: tenant is then 0)
  */
 void
-PermWideProbeTenant(Relation index, PermState *state, int t, uint64 tenant, uint64 key,
+PermWideProbeTenant(PermState *state, int t, uint64 tenant, uint64 key,
 					uint16 extra, int radius, PermMatchCallback callback,
 					void *arg, PermPinList *pins)
 {
@@ -289,42 +289,8 @@ PermWideProbeTenant(Relation index, PermState *state, int t, uint64 tenant, uint
 	uint64		hi = layout->tenants > 0 ?
 		tenant | PERM_TENANT_CODE_MASK : PG_UINT64_MAX;
 
-	PermProbeRange(index, state, t, tenant, hi, key | tenant, extra, radius, callback,
+	PermProbeRange(state, t, tenant, hi, key | tenant, extra, radius, callback,
 				   arg, pins);
-}
-
-/*
- * The table the index-only read goes on with after table t: t + 1 + n, n
- * the substrings t's tail holds whole; *rest is set to the bits of t's
- * keys below them, left out of the sum.  Every table without tails, every
- * other one when each key keeps the next substring whole.
- */
-int
-PermWideTenantNextTable(const PermLayout *layout, int t, int *rest)
-{
-	return t + 1 + PermWideTailSubstrings(layout, t, rest);
-}
-
-/*
- * The number of tables the index-only read goes through: one when its
- * entries hold the whole code
- */
-int
-PermWideTenantTables(const PermLayout *layout)
-{
-	int			n = 0;
-	int			rest;
-	int			t;
-
-	if (PermWideEntryHoldsCode(layout, 0))
-		return 1;
-	t = 0;
-	while (t < layout->ntables)
-	{
-		t = PermWideTenantNextTable(layout, t, &rest);
-		n++;
-	}
-	return n;
 }
 
 /* Callback of one table's read: add an entry's substrings' distance */
@@ -374,7 +340,7 @@ forward_entry(void *arg, ItemPointer tid, uint64 key, int distance)
  * reset.
  */
 void
-PermWideTenantDistances(Relation index, PermState *state, uint64 tenant, const uint64 *keys,
+PermWideTenantDistances(PermState *state, uint64 tenant, const uint64 *keys,
 						const uint16 *extras, double rows, MemoryContext tmp,
 						void (*callback) (void *arg, ItemPointer tid,
 										  int distance),
@@ -395,7 +361,7 @@ PermWideTenantDistances(Relation index, PermState *state, uint64 tenant, const u
 
 		wc.callback = callback;
 		wc.arg = arg;
-		PermWideProbeTenant(index, state, 0, tenant, keys[0], extras[0],
+		PermWideProbeTenant(state, 0, tenant, keys[0], extras[0],
 							PERM_MAX_HAMMING, forward_entry, &wc, NULL);
 		return;
 	}
@@ -408,7 +374,7 @@ PermWideTenantDistances(Relation index, PermState *state, uint64 tenant, const u
 		CHECK_FOR_INTERRUPTS();
 		next = PermWideTenantNextTable(layout, t, &sum.rest);
 		sum.query = keys[t] | tenant;
-		PermWideProbeTenant(index, state, t, tenant, keys[t], 0, PERM_MAX_HAMMING,
+		PermWideProbeTenant(state, t, tenant, keys[t], 0, PERM_MAX_HAMMING,
 							add_substring, &sum, NULL);
 	}
 	tenantrows_start_iterate(hash, &it);

@@ -141,10 +141,11 @@ code_words(const VarBit *code, int words)
 
 /* Set up a scan of the store handing out rows from distance from to cap */
 PermStoreScan *
-PermStoreScanBegin(Relation index, PermState *state, const VarBit *center,
+PermStoreScanBegin(PermState *state, const VarBit *center,
 				   const PermWideQual *quals, int nquals, int from, int cap,
 				   const ItemPointerData *handed, int64 nhanded)
 {
+	Relation	index = state->index;
 	PermStoreScan *ss = palloc0(sizeof(PermStoreScan));
 	int			i;
 
@@ -485,7 +486,7 @@ store_pass(PermStoreScan *ss, int lo, int hi, StoreHit *heap, int *nheap)
 				(void) PrefetchBuffer(index, MAIN_FORKNUM, ++prefetched);
 		}
 
-		buf = PermStoreReadPage(index, ss->state, from, blkno, false,
+		buf = PermStoreReadPage(ss->state, from, blkno, false,
 								BUFFER_LOCK_SHARE, ss->strategy);
 		page = BufferGetPage(buf);
 		n = PermPageGetOpaque(page)->nentries;
@@ -540,7 +541,7 @@ store_pass(PermStoreScan *ss, int lo, int hi, StoreHit *heap, int *nheap)
 		UnlockReleaseBuffer(buf);
 		if (blkno != InvalidBlockNumber)
 		{
-			PermCountStep(index, ss->state, blkno, &steps);
+			PermCountStep(ss->state, blkno, &steps);
 			nblocks = Max(nblocks, ss->state->nblocks);
 		}
 	}
@@ -642,7 +643,7 @@ PermStoreScanNext(PermStoreScan *ss, ItemPointer tid, int *distance)
 void
 PermStoreScanNulls(PermStoreScan *ss, PermTidList *nulls, MemoryContext cxt)
 {
-	PermTidListAddRowsWithoutCode(ss->index, nulls, cxt, ss->strategy);
+	PermTidListAddRowsWithoutCode(ss->state, nulls, cxt, ss->strategy);
 }
 
 /*
@@ -672,10 +673,10 @@ typedef struct PermStoreDir
  * returns the page's right-link
  */
 static BlockNumber
-storedir_read(Relation index, PermState *state, PermStoreDir *dir, int i, BlockNumber blkno)
+storedir_read(PermState *state, PermStoreDir *dir, int i, BlockNumber blkno)
 {
-	Buffer		buf = PermStoreReadPage(index, state, InvalidBlockNumber, blkno, false,
-										BUFFER_LOCK_SHARE, NULL);
+	Buffer		buf = PermStoreReadPage(state, InvalidBlockNumber, blkno,
+										false, BUFFER_LOCK_SHARE, NULL);
 	PermPageOpaque opaque = PermPageGetOpaque(BufferGetPage(buf));
 	BlockNumber next = opaque->rightlink;
 
@@ -713,7 +714,7 @@ storedir_read(Relation index, PermState *state, PermStoreDir *dir, int i, BlockN
 
 /* The directory, brought up to date: its last page again, then new ones */
 static PermStoreDir *
-storedir_refresh(Relation index, PermState *state)
+storedir_refresh(PermState *state)
 {
 	PermStoreDir *dir = state->storedir;
 	BlockNumber next;
@@ -728,14 +729,14 @@ storedir_refresh(Relation index, PermState *state)
 		dir->hi = MemoryContextAlloc(state->cxt, dir->max * sizeof(uint64));
 		dir->sorted = true;
 		state->storedir = dir;
-		next = storedir_read(index, state, dir, 0, state->store.first);
+		next = storedir_read(state, dir, 0, state->store.first);
 	}
 	else
-		next = storedir_read(index, state, dir, dir->n - 1, dir->blk[dir->n - 1]);
+		next = storedir_read(state, dir, dir->n - 1, dir->blk[dir->n - 1]);
 	while (next != InvalidBlockNumber)
 	{
-		PermCountStep(index, state, next, &steps);
-		next = storedir_read(index, state, dir, dir->n, next);
+		PermCountStep(state, next, &steps);
+		next = storedir_read(state, dir, dir->n, next);
 		if ((dir->n & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
 	}
@@ -744,11 +745,11 @@ storedir_refresh(Relation index, PermState *state)
 
 /* Look for tid in store page blkno; its code's words into words */
 static bool
-storedir_search_page(Relation index, PermState *state, BlockNumber blkno, uint64 x,
+storedir_search_page(PermState *state, BlockNumber blkno, uint64 x,
 					 char *words, int esize)
 {
-	Buffer		buf = PermStoreReadPage(index, state, InvalidBlockNumber, blkno, false,
-										BUFFER_LOCK_SHARE, NULL);
+	Buffer		buf = PermStoreReadPage(state, InvalidBlockNumber, blkno,
+										false, BUFFER_LOCK_SHARE, NULL);
 	Page		page = BufferGetPage(buf);
 	int			n = PermPageGetOpaque(page)->nentries;
 	int			i;
@@ -780,7 +781,7 @@ storedir_search_page(Relation index, PermState *state, BlockNumber blkno, uint64
  * computes no index expression (README.perm, "Code store").
  */
 bool
-PermStoreFindCode(Relation index, PermState *state, ItemPointer tid,
+PermStoreFindCode(PermState *state, ItemPointer tid,
 				  char *words)
 {
 	PermStoreDir *dir;
@@ -789,7 +790,7 @@ PermStoreFindCode(Relation index, PermState *state, ItemPointer tid,
 	int			i;
 
 	Assert(state->has_codes);
-	dir = storedir_refresh(index, state);
+	dir = storedir_refresh(state);
 	if (dir->sorted)
 	{
 		int			lo = 0,
@@ -806,11 +807,11 @@ PermStoreFindCode(Relation index, PermState *state, ItemPointer tid,
 				hi = mid - 1;
 		}
 		return dir->lo[lo] <= x && x <= dir->hi[lo] &&
-			storedir_search_page(index, state, dir->blk[lo], x, words, esize);
+			storedir_search_page(state, dir->blk[lo], x, words, esize);
 	}
 	for (i = 0; i < dir->n; i++)
 		if (dir->lo[i] <= x && x <= dir->hi[i] &&
-			storedir_search_page(index, state, dir->blk[i], x, words, esize))
+			storedir_search_page(state, dir->blk[i], x, words, esize))
 			return true;
 	return false;
 }
@@ -820,13 +821,13 @@ PermStoreFindCode(Relation index, PermState *state, ItemPointer tid,
  * width, palloc'd; NULL when the store has no entry of it
  */
 VarBit *
-PermStoreCodeBits(Relation index, PermState *state, ItemPointer tid)
+PermStoreCodeBits(PermState *state, ItemPointer tid)
 {
 	int			width = state->store.width;
 	char		words[PermStoreWords(PERM_MAX_WIDTH) * sizeof(uint64)];
 	VarBit	   *code;
 
-	if (!PermStoreFindCode(index, state, tid, words))
+	if (!PermStoreFindCode(state, tid, words))
 		return NULL;
 	code = palloc0(VARBITTOTALLEN(width));
 	SET_VARSIZE(code, VARBITTOTALLEN(width));

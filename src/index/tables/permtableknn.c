@@ -243,7 +243,8 @@ order_read_ring(IndexScanDesc scan, PermState *state, PermScanOpaque so)
 				whole = true;
 			probes = simhash_count_within(p, ring) -
 				simhash_count_within(p, ring - 1);
-			ring_cost += probes * PermProbePages(index, state, t, tables[t].root_level);
+			ring_cost += probes * PermProbePages(state, t,
+												 tables[t].root_level);
 		}
 		if (ring_cost > PermLayoutPageCount(index) / ntables)
 			whole = true;
@@ -254,7 +255,7 @@ order_read_ring(IndexScanDesc scan, PermState *state, PermScanOpaque so)
 		int			bound = so->order_null ? PERM_MAX_HAMMING : pass_bound(index, so);
 
 		ss.table = 0;
-		PermProbeRange(index, state, 0, 0, PG_UINT64_MAX, so->queries[0].key[0], 0,
+		PermProbeRange(state, 0, 0, PG_UINT64_MAX, so->queries[0].key[0], 0,
 					   bound, PermSearchMatch, &ss, NULL);
 		so->passes++;
 		so->complete = bound;

@@ -60,7 +60,7 @@ tables_constraint_search(IndexScanDesc scan)
 
 	/* the new row's fingerprint, at the constraint's radius (its ~=) */
 	if (!so->qual_null)
-		PermSearchConstraint(scan->indexRelation, so->state,
+		PermSearchConstraint(so->state,
 							 so->quals[0].center, so->quals[0].radius,
 							 &so->matches, &so->pins);
 	MemoryContextSwitchTo(old);

@@ -85,7 +85,7 @@ PermProbeNeighbours(Relation index, PermSearchState *ss, int prefix_bits,
 	n = PermNeighbourKeys(q->key[ss->table] & ~low_mask, 63, 64 - prefix_bits,
 						  flips, exact, lo);
 	Assert(n == (int64) rint(count));
-	PermProbeRanges(index, state, ss->table, lo, (int) n, low_mask,
+	PermProbeRanges(state, ss->table, lo, (int) n, low_mask,
 					q->key[ss->table], 0, q->radius, PermSearchMatch, ss,
 					ss->pins);
 	pfree(lo);
@@ -140,10 +140,11 @@ PermQualsToQueries(IndexScanDesc scan, PermState *state, PermQuery *queries,
  * a row matching all keys; a row may be reported once per table.
  */
 static void
-search_queries(Relation index, PermState *state, PermQuery *queries,
+search_queries(PermState *state, PermQuery *queries,
 			   int nqueries, PermMatchCallback callback, void *arg,
 			   PermPinList *pins)
 {
+	Relation	index = state->index;
 	PermLayout *layout = &state->layout;
 	PermSearchState ss;
 	PermTable	tables[PERM_MAX_TABLES];
@@ -184,14 +185,14 @@ search_queries(Relation index, PermState *state, PermQuery *queries,
 		PermMetaSnapshot(index, tables, &ntables);
 		for (t = 0; t < ntables; t++)
 			enum_cost += simhash_count_within(layout->prefix_bits[t], spread) *
-				PermProbePages(index, state, t, tables[t].root_level);
+				PermProbePages(state, t, tables[t].root_level);
 		whole_cost = PermLayoutPageCount(index) / ntables;
 	}
 
 	if (spread > 0 && enum_cost > whole_cost)
 	{
 		ss.table = 0;
-		PermProbeRange(index, state, 0, 0, PG_UINT64_MAX, queries[0].key[0], 0,
+		PermProbeRange(state, 0, 0, PG_UINT64_MAX, queries[0].key[0], 0,
 					   queries[0].radius, PermSearchMatch, &ss, pins);
 	}
 	else
@@ -212,7 +213,7 @@ PermSearch(IndexScanDesc scan, PermMatchCallback callback, void *arg,
 
 	/* the quals as the rescan prepared them (permtables.c) */
 	if (!so->qual_null)
-		search_queries(scan->indexRelation, so->state, so->quals, so->nquals,
+		search_queries(so->state, so->quals, so->nquals,
 					   callback, arg, pins);
 }
 
@@ -300,9 +301,10 @@ confirm_collect(void *arg, ItemPointer tid, uint64 key, int distance)
  * constraints")
  */
 void
-PermSearchConstraint(Relation index, PermState *state, uint64 center,
+PermSearchConstraint(PermState *state, uint64 center,
 					 int radius, PermTidList *found, PermPinList *pins)
 {
+	Relation	index = state->index;
 	const PermLayout *layout = &state->layout;
 	PermSearchState ss;
 	CheckSearch cs;
@@ -349,7 +351,7 @@ PermSearchConstraint(Relation index, PermState *state, uint64 center,
 		{
 			uint64		k = PermPermute(&state->perm[u], m->fp);
 
-			PermProbeRange(index, state, u, k, k, k, 0, 0, confirm_collect, m, NULL);
+			PermProbeRange(state, u, k, k, k, 0, 0, confirm_collect, m, NULL);
 			if (m->table != -1)
 				continue;		/* the tables disagree: a damaged key */
 		}
@@ -382,7 +384,7 @@ PermSearchCenter(Relation index, uint64 center, int radius, PermTidList *found)
 	for (t = 0; t < state->layout.ntables; t++)
 		q.key[t] = PermPermute(&state->perm[t], center);
 	found->n = 0;
-	search_queries(index, state, &q, 1, center_collect, found, NULL);
+	search_queries(state, &q, 1, center_collect, found, NULL);
 	PermTidListSortUnique(found);
 }
 

@@ -68,10 +68,11 @@ check_leaf_reached(Relation index, Buffer buf, const KeyTid *key)
 
 /* The leftmost page of a level (level <= the root's), share-locked */
 Buffer
-PermLeftmostPage(Relation index, PermState *state, int table, int target_level)
+PermLeftmostPage(PermState *state, int table, int target_level)
 {
+	Relation	index = state->index;
 	int			level;
-	BlockNumber blkno = PermGetRoot(index, state, table, target_level, &level);
+	BlockNumber blkno = PermGetRoot(state, table, target_level, &level);
 	BlockNumber from = InvalidBlockNumber;
 	Buffer		buf;
 
@@ -79,7 +80,8 @@ PermLeftmostPage(Relation index, PermState *state, int table, int target_level)
 	{
 		KeyTid		k;
 
-		buf = PermReadPage(index, state, from, blkno, BUFFER_LOCK_SHARE, table, level);
+		buf = PermReadPage(state, from, blkno, BUFFER_LOCK_SHARE, table,
+						   level);
 		if (level == target_level)
 		{
 			/* the leftmost leaf starts at key 0: nothing lies left of it */
@@ -151,7 +153,7 @@ build_guide(PermState *state, PermLeafMap *map)
  * map (nleaves = 0): descents then go the usual way.
  */
 static PermLeafMap *
-build_leaf_map(Relation index, PermState *state, int table)
+build_leaf_map(PermState *state, int table)
 {
 	PermLeafMap *map;
 	int			level;
@@ -164,7 +166,7 @@ build_leaf_map(Relation index, PermState *state, int table)
 
 	/* a fresh root: the map is only as good as the level it is read from */
 	state->root_level[table] = -1;
-	blkno = PermGetRoot(index, state, table, 0, &level);
+	blkno = PermGetRoot(state, table, 0, &level);
 	if (level == 0)
 	{
 		map->nleaves = 1;
@@ -178,7 +180,7 @@ build_leaf_map(Relation index, PermState *state, int table)
 
 	map->lowkeys = MemoryContextAlloc(state->cxt, cap * sizeof(KeyTid));
 	map->blocks = MemoryContextAlloc(state->cxt, cap * sizeof(BlockNumber));
-	buf = PermLeftmostPage(index, state, table, 1);
+	buf = PermLeftmostPage(state, table, 1);
 	for (;;)
 	{
 		Page		page = BufferGetPage(buf);
@@ -212,7 +214,7 @@ build_leaf_map(Relation index, PermState *state, int table)
 		}
 		if (PermPageIsRightmost(page))
 			break;
-		buf = PermStepRight(index, state, buf, BUFFER_LOCK_SHARE, &steps);
+		buf = PermStepRight(state, buf, BUFFER_LOCK_SHARE, &steps);
 	}
 	UnlockReleaseBuffer(buf);
 	if (map->nleaves > 0)
@@ -238,8 +240,9 @@ build_leaf_map(Relation index, PermState *state, int table)
  * (permcost.c).
  */
 double
-PermProbePages(Relation index, PermState *state, int table, int root_level)
+PermProbePages(PermState *state, int table, int root_level)
 {
+	Relation	index = state->index;
 	PermLeafMap *map = state->leafmap[table];
 	bool		mapped;
 
@@ -308,7 +311,7 @@ leaf_map_lookup(PermLeafMap *map, const KeyTid *key)
  * wasted prefetch; the descent itself checks everything as before.
  */
 void
-PermPrefetchLeaf(Relation index, PermState *state, int table, const KeyTid *key)
+PermPrefetchLeaf(PermState *state, int table, const KeyTid *key)
 {
 #ifdef __GNUC__
 	PermLeafMap *map = state->leafmap[table];
@@ -325,7 +328,6 @@ PermPrefetchLeaf(Relation index, PermState *state, int table, const KeyTid *key)
 	__builtin_prefetch(page);
 	__builtin_prefetch(page + BLCKSZ - MAXALIGN(sizeof(PermPageOpaqueData)));
 #else
-	(void) index;
 	(void) state;
 	(void) table;
 	(void) key;
@@ -338,11 +340,11 @@ PermPrefetchLeaf(Relation index, PermState *state, int table, const KeyTid *key)
  * same way.  *moves counts the steps.
  */
 static Buffer
-move_right(Relation index, PermState *state, Buffer buf, const KeyTid *key, int lockmode,
+move_right(PermState *state, Buffer buf, const KeyTid *key, int lockmode,
 		   int64 *moves)
 {
 	while (PermPageBeyondHighKey(BufferGetPage(buf), key))
-		buf = PermStepRight(index, state, buf, lockmode, moves);
+		buf = PermStepRight(state, buf, lockmode, moves);
 	return buf;
 }
 
@@ -352,9 +354,10 @@ move_right(Relation index, PermState *state, Buffer buf, const KeyTid *key, int 
  * usable map.
  */
 static Buffer
-descend_by_map(Relation index, PermState *state, int table,
+descend_by_map(PermState *state, int table,
 			   const KeyTid *key, int lockmode)
 {
+	Relation	index = state->index;
 	PermLeafMap *map = state->leafmap[table];
 	Buffer		buf;
 	int64		moves = 0;
@@ -366,15 +369,15 @@ descend_by_map(Relation index, PermState *state, int table,
 	{
 		if (map != NULL)
 			free_leaf_map(state, map);
-		map = state->leafmap[table] = build_leaf_map(index, state, table);
+		map = state->leafmap[table] = build_leaf_map(state, table);
 	}
 	if (map->nleaves == 0)
 		return InvalidBuffer;
 
 	i = leaf_map_lookup(map, key);
-	buf = PermReadPageRecent(index, state, map->blocks[i], &map->recent[i],
+	buf = PermReadPageRecent(state, map->blocks[i], &map->recent[i],
 							 lockmode, table, 0);
-	buf = move_right(index, state, buf, key, lockmode, &moves);
+	buf = move_right(state, buf, key, lockmode, &moves);
 	check_leaf_reached(index, buf, key);
 	if (moves > LEAF_MAP_MAX_MOVES)
 		map->stale = true;
@@ -411,9 +414,10 @@ choose_child(Page page, const KeyTid *key)
  * their downlink was read.
  */
 Buffer
-PermDescend(Relation index, PermState *state, int table, const KeyTid *key, int target_level,
+PermDescend(PermState *state, int table, const KeyTid *key, int target_level,
 			int lockmode)
 {
+	Relation	index = state->index;
 	int			level;
 	BlockNumber blkno;
 	BlockNumber from = InvalidBlockNumber;
@@ -422,11 +426,11 @@ PermDescend(Relation index, PermState *state, int table, const KeyTid *key, int 
 
 	if (target_level == 0)
 	{
-		buf = descend_by_map(index, state, table, key, lockmode);
+		buf = descend_by_map(state, table, key, lockmode);
 		if (BufferIsValid(buf))
 			return buf;
 	}
-	blkno = PermGetRoot(index, state, table, target_level, &level);
+	blkno = PermGetRoot(state, table, target_level, &level);
 	if (level < target_level)
 		elog(ERROR, "simhash_perm table %d of index \"%s\" has no level %d",
 			 table, RelationGetRelationName(index), target_level);
@@ -437,8 +441,8 @@ PermDescend(Relation index, PermState *state, int table, const KeyTid *key, int 
 		Page		page;
 
 		/* each level one below the last: the loop ends at target_level */
-		buf = PermReadPage(index, state, from, blkno, mode, table, level);
-		buf = move_right(index, state, buf, key, mode, &moves);
+		buf = PermReadPage(state, from, blkno, mode, table, level);
+		buf = move_right(state, buf, key, mode, &moves);
 		if (level == target_level)
 		{
 			check_leaf_reached(index, buf, key);
@@ -499,17 +503,18 @@ PermReleasePins(PermPinList *pins)
  * descending again to the next key rather than reading it.
  */
 static Buffer
-probe_range(Relation index, PermState *state, int table, Buffer buf, uint64 lo, uint64 hi,
+probe_range(PermState *state, int table, Buffer buf, uint64 lo, uint64 hi,
 			uint64 query_key, uint16 query_extra, int max_distance,
 			PermMatchCallback callback, void *arg, PermPinList *pins)
 {
+	Relation	index = state->index;
 	KeyTid		search;
 	int64		steps = 0;
 
 	search.key = lo;
 	ItemPointerSet(&search.tid, 0, 0);
 	if (!BufferIsValid(buf))
-		buf = PermDescend(index, state, table, &search, 0, BUFFER_LOCK_SHARE);
+		buf = PermDescend(state, table, &search, 0, BUFFER_LOCK_SHARE);
 
 	for (;;)
 	{
@@ -531,11 +536,11 @@ probe_range(Relation index, PermState *state, int table, Buffer buf, uint64 lo, 
 				PermReportCorruption(index, blkno,
 									 "Its entries are not in key order.");
 			UnlockReleaseBuffer(buf);
-			PermCountStep(index, state, blkno, &steps);
+			PermCountStep(state, blkno, &steps);
 			CHECK_FOR_INTERRUPTS();
 			search.key = probe.last_key + 1;
 			ItemPointerSet(&search.tid, 0, 0);
-			buf = PermDescend(index, state, table, &search, 0, BUFFER_LOCK_SHARE);
+			buf = PermDescend(state, table, &search, 0, BUFFER_LOCK_SHARE);
 			continue;
 		}
 		if (probe.skip || probe.past_hi || PermPageIsRightmost(page) ||
@@ -545,17 +550,17 @@ probe_range(Relation index, PermState *state, int table, Buffer buf, uint64 lo, 
 		/* move right */
 		search.key = opaque->hikey;
 		search.tid = opaque->hikey_tid;
-		buf = PermStepRight(index, state, buf, BUFFER_LOCK_SHARE, &steps);
+		buf = PermStepRight(state, buf, BUFFER_LOCK_SHARE, &steps);
 	}
 }
 
 /* Report every entry of a table in [lo, hi] within max_distance of query_key */
 void
-PermProbeRange(Relation index, PermState *state, int table, uint64 lo, uint64 hi,
+PermProbeRange(PermState *state, int table, uint64 lo, uint64 hi,
 			   uint64 query_key, uint16 query_extra, int max_distance,
 			   PermMatchCallback callback, void *arg, PermPinList *pins)
 {
-	UnlockReleaseBuffer(probe_range(index, state, table, InvalidBuffer, lo, hi,
+	UnlockReleaseBuffer(probe_range(state, table, InvalidBuffer, lo, hi,
 									query_key, query_extra, max_distance,
 									callback, arg, pins));
 }
@@ -567,7 +572,7 @@ PermProbeRange(Relation index, PermState *state, int table, uint64 lo, uint64 hi
  * prefixes of one ring of a nearest-neighbour search often share leaves.
  */
 void
-PermProbeRanges(Relation index, PermState *state, int table, const uint64 *lo, int n,
+PermProbeRanges(PermState *state, int table, const uint64 *lo, int n,
 				uint64 low_mask, uint64 query_key, uint16 query_extra,
 				int max_distance, PermMatchCallback callback, void *arg,
 				PermPinList *pins)
@@ -589,7 +594,7 @@ PermProbeRanges(Relation index, PermState *state, int table, const uint64 *lo, i
 			buf = InvalidBuffer;
 			CHECK_FOR_INTERRUPTS();
 		}
-		buf = probe_range(index, state, table, buf, lo[i], lo[i] | low_mask,
+		buf = probe_range(state, table, buf, lo[i], lo[i] | low_mask,
 						  query_key, query_extra, max_distance, callback,
 						  arg, pins);
 	}

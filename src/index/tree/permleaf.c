@@ -81,11 +81,12 @@ leaf_key_base(PermPageOpaque opaque)
 
 /*
  * Reading a leaf's keys without their TIDs, for the loops that test every
- * entry against a query (PermLeafProbe, the search within a leaf): a key is one unaligned 8-byte load,
- * masked to the page's key bytes, plus the page's leaf_key_base()
- * (the comment at the top describes the format).  The load may read past
- * the last entry: the special space follows the entries.  Little-endian
- * only; elsewhere it decodes byte by byte as load_le does.
+ * entry against a query (PermLeafProbe, the search within a leaf): a key
+ * is one unaligned 8-byte load, masked to the page's key bytes, plus the
+ * page's leaf_key_base() (the comment at the top describes the format).
+ * The load may read past the last entry: the special space follows the
+ * entries.  Little-endian only; elsewhere it decodes byte by byte as
+ * load_le does.
  */
 typedef struct LeafKeys
 {
@@ -715,7 +716,8 @@ PermLeafLowerBound(Page page, const KeyTid *key)
 		return 0;
 	leaf_keys_init(&lk, page);
 	lokey = opaque->lokey;
-	hikey = PermPageIsRightmost(page) ? leaf_key_at(&lk, n - 1) : opaque->hikey;
+	hikey = PermPageIsRightmost(page) ? leaf_key_at(&lk, n - 1) :
+		opaque->hikey;
 	if (key->key <= lokey || hikey <= lokey)
 		guess = 0;
 	else if (key->key >= hikey)
@@ -775,8 +777,10 @@ PermLeafLowerBound(Page page, const KeyTid *key)
 /*
  * Report the entries of one share-locked leaf whose key lies in [from, hi]
  * and is within max_distance of query_key (the key's bits and, on leaves
- * that keep them, KeyTid.extra's bits against query_extra).  Compiled with and without
- * POPCNT (SIMHASH_POPCNT): this loop is where a scan spends its time.
+ * that keep them, KeyTid.extra's bits against query_extra), and what the
+ * probe found out (PermLeafProbeResult) for probe_range in permdescend.c,
+ * which walks the leaves.  Compiled with and without POPCNT
+ * (SIMHASH_POPCNT): this loop is where a scan spends its time.
  */
 SIMHASH_POPCNT
 void

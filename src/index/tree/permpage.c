@@ -260,9 +260,10 @@ PermCheckPageHeader(Relation index, Buffer buf, const char *what)
  * does not point at the metapage or the page itself.
  */
 static void
-check_page(Relation index, PermState *state, Buffer buf, int table,
+check_page(PermState *state, Buffer buf, int table,
 		   int level)
 {
+	Relation	index = state->index;
 	Page		page = BufferGetPage(buf);
 	BlockNumber blkno = BufferGetBlockNumber(buf);
 	PageHeader	hdr = (PageHeader) page;
@@ -325,9 +326,9 @@ check_page(Relation index, PermState *state, Buffer buf, int table,
 }
 
 void
-PermCheckPage(Relation index, PermState *state, Buffer buf, int table, int level)
+PermCheckPage(PermState *state, Buffer buf, int table, int level)
 {
-	check_page(index, state, buf, table, level);
+	check_page(state, buf, table, level);
 }
 
 /*
@@ -336,9 +337,10 @@ PermCheckPage(Relation index, PermState *state, Buffer buf, int table, int level
  * the page itself, inside the relation.
  */
 static void
-check_link(Relation index, PermState *state, BlockNumber from,
+check_link(PermState *state, BlockNumber from,
 		   BlockNumber blkno)
 {
+	Relation	index = state->index;
 	if (blkno == PERM_METAPAGE_BLKNO || blkno == InvalidBlockNumber ||
 		blkno == from)
 		PermReportCorruption(index, from == InvalidBlockNumber ?
@@ -392,9 +394,10 @@ recent_slot(PermState *state, BlockNumber blkno)
  * recent is not NULL) and remembering there the buffer used.
  */
 static Buffer
-read_page(Relation index, PermState *state, BlockNumber blkno,
+read_page(PermState *state, BlockNumber blkno,
 		  Buffer *recent, int lockmode, int table, int level)
 {
+	Relation	index = state->index;
 	Buffer		buf;
 
 	if (recent != NULL && BufferIsValid(*recent) &&
@@ -407,17 +410,17 @@ read_page(Relation index, PermState *state, BlockNumber blkno,
 			*recent = buf;
 	}
 	LockBuffer(buf, lockmode);
-	check_page(index, state, buf, table, level);
+	check_page(state, buf, table, level);
 	return buf;
 }
 
 /* PermReadPage, with the descriptor in hand */
 static Buffer
-read_linked_page(Relation index, PermState *state, BlockNumber from,
+read_linked_page(PermState *state, BlockNumber from,
 				 BlockNumber blkno, int lockmode, int table, int level)
 {
-	check_link(index, state, from, blkno);
-	return read_page(index, state, blkno, recent_slot(state, blkno), lockmode,
+	check_link(state, from, blkno);
+	return read_page(state, blkno, recent_slot(state, blkno), lockmode,
 					 table, level);
 }
 
@@ -430,10 +433,10 @@ read_linked_page(Relation index, PermState *state, BlockNumber from,
  * time in those lookups.
  */
 Buffer
-PermReadPage(Relation index, PermState *state, BlockNumber from, BlockNumber blkno,
+PermReadPage(PermState *state, BlockNumber from, BlockNumber blkno,
 			 int lockmode, int table, int level)
 {
-	return read_linked_page(index, state, from, blkno, lockmode, table, level);
+	return read_linked_page(state, from, blkno, lockmode, table, level);
 }
 
 /*
@@ -444,11 +447,11 @@ PermReadPage(Relation index, PermState *state, BlockNumber from, BlockNumber blk
  * *recent is set to the buffer used.  The page is checked either way.
  */
 Buffer
-PermReadPageRecent(Relation index, PermState *state, BlockNumber blkno, Buffer *recent,
+PermReadPageRecent(PermState *state, BlockNumber blkno, Buffer *recent,
 				   int lockmode, int table, int level)
 {
-	check_link(index, state, InvalidBlockNumber, blkno);
-	return read_page(index, state, blkno, recent, lockmode, table, level);
+	check_link(state, InvalidBlockNumber, blkno);
+	return read_page(state, blkno, recent, lockmode, table, level);
 }
 
 /*
@@ -457,9 +460,10 @@ PermReadPageRecent(Relation index, PermState *state, BlockNumber blkno, Buffer *
  * right-links.
  */
 static void
-count_step(Relation index, PermState *state, BlockNumber blkno,
+count_step(PermState *state, BlockNumber blkno,
 		   int64 *steps)
 {
+	Relation	index = state->index;
 	if (++(*steps) > (int64) state->nblocks)
 	{
 		state->nblocks = RelationGetNumberOfBlocks(index);
@@ -470,9 +474,9 @@ count_step(Relation index, PermState *state, BlockNumber blkno,
 }
 
 void
-PermCountStep(Relation index, PermState *state, BlockNumber blkno, int64 *steps)
+PermCountStep(PermState *state, BlockNumber blkno, int64 *steps)
 {
-	count_step(index, state, blkno, steps);
+	count_step(state, blkno, steps);
 }
 
 /*
@@ -482,8 +486,9 @@ PermCountStep(Relation index, PermState *state, BlockNumber blkno, int64 *steps)
  * for interrupts between the two pages, holding no lock of its own.
  */
 Buffer
-PermStepRight(Relation index, PermState *state, Buffer buf, int lockmode, int64 *steps)
+PermStepRight(PermState *state, Buffer buf, int lockmode, int64 *steps)
 {
+	Relation	index = state->index;
 	PermPageOpaque opaque = PermPageGetOpaque(BufferGetPage(buf));
 	BlockNumber from = BufferGetBlockNumber(buf);
 	BlockNumber next = opaque->rightlink;
@@ -492,9 +497,9 @@ PermStepRight(Relation index, PermState *state, Buffer buf, int lockmode, int64 
 	int			level = opaque->level;
 
 	UnlockReleaseBuffer(buf);
-	count_step(index, state, next, steps);
+	count_step(state, next, steps);
 	CHECK_FOR_INTERRUPTS();
-	buf = read_linked_page(index, state, from, next, lockmode, table, level);
+	buf = read_linked_page(state, from, next, lockmode, table, level);
 	if (level == 0 && PermPageGetOpaque(BufferGetPage(buf))->lokey != hikey)
 		PermReportCorruption(index, next,
 							 psprintf("Its low key %016llX is not the high key %016llX of block %u, whose right-link leads here.",
