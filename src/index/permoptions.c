@@ -1,13 +1,13 @@
 /*-------------------------------------------------------------------------
  *
  * permoptions.c
- *		simhash_perm: what the catalog says of an index.  Its code column
- *		and the kind of its codes, its leading (tenant) columns, and its
- *		options: registered, parsed (amoptions), and read with their ranges,
- *		which depend on the codes.
+ *		simhash_perm: an index's options: registered, parsed (amoptions),
+ *		and read with their ranges, which depend on the codes (the code's
+ *		column and kind are the descriptor's, perm.c).
  *
- * The build asks these before the index has a metapage; every other
- * caller reads them from the descriptor (perm.c), which holds them.
+ * The build reads them before the index has a metapage, and ALTER INDEX
+ * ... SET checks them (build/permconstraintcheck.c); every other caller
+ * reads what the build made of them from the descriptor.
  *
  * IDENTIFICATION
  *	  src/index/permoptions.c

@@ -2,9 +2,9 @@
  *
  * permpage.c
  *		simhash_perm: pages.  Initialising them, adding them to the
- *		relation, the format of internal pages, searching within a page, the
- *		metapage's record of each table's root, and the per-index state read
- *		from the metapage (PermGetState).
+ *		relation, the format of internal pages, searching within a page,
+ *		and reading a page of a table with every check, right-link after
+ *		right-link, with the index's descriptor (perm.c) in hand.
  *
  * Every page keeps its entries in one packed array after the page header,
  * pd_lower marking its end (there are no line pointers), and a
