@@ -99,8 +99,7 @@ typedef struct StoreHit
 
 struct PermStoreScan
 {
-	Relation	index;
-	PermState  *state;			/* the index's descriptor */
+	PermState  *state;			/* the index's descriptor, which names it */
 	MemoryContext cxt;
 	int			width;
 	int			words;
@@ -150,7 +149,6 @@ PermStoreScanBegin(PermState *state, const VarBit *center,
 	int			i;
 
 	Assert(state->has_codes);
-	ss->index = index;
 	ss->state = state;
 	ss->cxt = CurrentMemoryContext;
 	ss->width = state->store.width;
@@ -451,7 +449,7 @@ batch_add(PermStoreScan *ss, const StoreHit *hit)
 static void
 store_pass(PermStoreScan *ss, int lo, int hi, StoreHit *heap, int *nheap)
 {
-	Relation	index = ss->index;
+	Relation	index = ss->state->index;
 	BlockNumber from = InvalidBlockNumber;
 	BlockNumber blkno = ss->first;
 	BlockNumber prefetched = InvalidBlockNumber;
